@@ -1,0 +1,418 @@
+"""The simulated cluster: a discrete-event cluster behind the connector interface.
+
+It replays a workload (jobs with their real runtimes) on a set of nodes on a virtual clock:
+jobs arrive at their submit time (or all at the start, offline), run their real runtime
+(killed at their walltime), and node power states change with boot and shutdown delays. It
+keeps its own books, independent of the dispatchers': a start that overfills a node, names a
+node that is off or a job that is not pending is refused with the same typed errors a real
+RMS connector raises. It records every job's start and end, and the IT power over time, from
+which :mod:`wattsched.scheduler.metrics` computes the figures.
+
+Deterministic: nothing here draws random numbers or reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from wattsched.connectors.base import (
+    Capability,
+    Connector,
+    RMSCommandError,
+    StartResult,
+    UnknownJobError,
+    UnknownNodeError,
+)
+from wattsched.scheduler.model import (
+    RESOURCES,
+    Job,
+    Node,
+    PowerCap,
+    PowerState,
+    RunningJob,
+    Snapshot,
+    power_transition,
+)
+
+_END, _POWER_DONE, _ARRIVAL, _CAP = 0, 1, 2, 3
+
+
+@dataclass(slots=True)
+class JobRecord:
+    """What happened to one job in the simulation."""
+
+    job: Job
+    submit: int
+    start: int | None = None
+    end: int | None = None
+    nodes: tuple[str, ...] = ()
+    power_w: float = 0.0
+    killed: bool = False
+
+
+@dataclass(slots=True)
+class PowerSample:
+    """The cluster between two events: from ``time`` on, until the next sample."""
+
+    time: int
+    it_power_w: float
+    cap_w: float
+    nodes_on: int
+    queued: int
+    running: int
+
+
+@dataclass(slots=True)
+class _NodeBook:
+    free: list[int]
+    busy_units: int = 0
+    unit_watts: float = 0.0
+    jobs: dict[str, int] = field(default_factory=dict)
+
+
+class SimulatedCluster(Connector):
+    """A discrete-event cluster replaying ``jobs`` on ``nodes`` under ``cap``.
+
+    ``offline=True`` submits every job at the start time (the papers' instance experiments).
+    The clock starts at the first submit time (or ``start_time``).
+    """
+
+    name = "simulated"
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        jobs: Sequence[Job],
+        cap: PowerCap | None = None,
+        *,
+        offline: bool = False,
+        start_time: int | None = None,
+        record_power: bool = True,
+    ) -> None:
+        if not nodes:
+            raise ValueError("a simulated cluster needs at least one node")
+        self.cap = cap or PowerCap.unlimited()
+        ordered = sorted(jobs, key=lambda j: j.submit)
+        t0 = start_time if start_time is not None else (ordered[0].submit if ordered else 0)
+        if offline:
+            ordered = [replace(j, submit=t0) for j in ordered]
+        self.now = t0
+        self.start_time = t0
+        self._nodes: list[Node] = list(nodes)
+        self._node_tuple: tuple[Node, ...] = tuple(self._nodes)
+        self._index = {n.name: i for i, n in enumerate(self._nodes)}
+        self._books = [_NodeBook(free=list(n.capacity.as_tuple())) for n in self._nodes]
+        self._arrivals = ordered
+        self._next_arrival = 0
+        self._queue: dict[str, Job] = {}
+        self._queue_tuple: tuple[Job, ...] | None = ()
+        self._running: dict[str, RunningJob] = {}
+        self._running_tuple: tuple[RunningJob, ...] | None = ()
+        self.records: dict[str, JobRecord] = {}
+        self._events: list[tuple[int, int, int, str]] = []
+        self._seq = 0
+        self._static_w = sum(n.power.state_watts(n.state) for n in self._nodes)
+        self._nodes_on = sum(1 for n in self._nodes if n.state is PowerState.ON)
+        self._busy_w = 0.0
+        self.record_power = record_power
+        self.samples: list[PowerSample] = []
+        self.energy_j = 0.0
+        self.peak_power_w = 0.0
+        self.cap_violation_s = 0
+        self.power_commands = 0
+        self._last_t = t0
+        self._schedule_cap_changes()
+        self._admit_arrivals()
+        self._sample()
+
+    # -- the connector interface -------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return frozenset(Capability)
+
+    def snapshot(self) -> Snapshot:
+        if self._queue_tuple is None:
+            self._queue_tuple = tuple(self._queue.values())
+        if self._running_tuple is None:
+            self._running_tuple = tuple(self._running.values())
+        return Snapshot(
+            time=self.now,
+            nodes=self._node_tuple,
+            running=self._running_tuple,
+            queued=self._queue_tuple,
+            cap=self.cap,
+        )
+
+    def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
+        job = self._queue.get(job_id)
+        if job is None:
+            raise UnknownJobError(f"job {job_id} is not pending")
+        if job.held:
+            raise UnknownJobError(f"job {job_id} is held")
+        if len(nodes) != job.units:
+            raise RMSCommandError(
+                ["start", job_id, ",".join(nodes)], 1, f"{len(nodes)} nodes for {job.units} units"
+            )
+        need = job.unit.as_tuple()
+        want: dict[int, int] = {}
+        for name in nodes:
+            i = self._index.get(name)
+            if i is None:
+                raise UnknownNodeError(f"node {name!r} does not exist")
+            node = self._nodes[i]
+            if node.state is not PowerState.ON or not node.available:
+                raise RMSCommandError(
+                    ["start", job_id, name], 1, f"node {name} is {node.state.value}"
+                )
+            want[i] = want.get(i, 0) + 1
+        for i, k in want.items():
+            free = self._books[i].free
+            for r, amount in enumerate(need):
+                if amount * k > free[r]:
+                    raise RMSCommandError(
+                        ["start", job_id, self._nodes[i].name],
+                        1,
+                        f"node {self._nodes[i].name} lacks {RESOURCES[r]}: "
+                        f"{amount * k} asked, {free[r]} free",
+                    )
+        watts = 0.0
+        for i, k in want.items():
+            book = self._books[i]
+            node = self._nodes[i]
+            unit_w = (
+                job.unit_power_w
+                if job.unit_power_w is not None
+                else node.power.unit_watts(job.unit)
+            )
+            if book.busy_units == 0:
+                watts += node.power.first_core_w
+            book.busy_units += k
+            book.unit_watts += unit_w * k
+            book.jobs[job_id] = book.jobs.get(job_id, 0) + k
+            for r, amount in enumerate(need):
+                book.free[r] -= amount * k
+            watts += unit_w * k
+        self._account(self.now)
+        self._busy_w += watts
+        del self._queue[job_id]
+        runtime = job.runtime if job.runtime is not None else job.walltime
+        killed = runtime > job.walltime
+        end = self.now + min(runtime, job.walltime)
+        rj = RunningJob(job, self.now, tuple(nodes), self.now + job.walltime)
+        self._running[job_id] = rj
+        self._queue_tuple = None
+        self._running_tuple = None
+        rec = self.records[job_id]
+        rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = (
+            self.now,
+            end,
+            tuple(nodes),
+            watts,
+            killed,
+        )
+        self._push(end, _END, job_id)
+        self._sample()
+        return StartResult(job_id, tuple(nodes))
+
+    def hold(self, job_id: str) -> None:
+        job = self._queue.get(job_id)
+        if job is None:
+            raise UnknownJobError(f"job {job_id} is not pending")
+        self._queue[job_id] = replace(job, held=True)
+        self._queue_tuple = None
+
+    def release(self, job_id: str) -> None:
+        job = self._queue.get(job_id)
+        if job is None:
+            raise UnknownJobError(f"job {job_id} is not pending")
+        self._queue[job_id] = replace(job, held=False)
+        self._queue_tuple = None
+
+    def power(self, node: str, on: bool) -> None:
+        i = self._index.get(node)
+        if i is None:
+            raise UnknownNodeError(f"node {node!r} does not exist")
+        n = self._nodes[i]
+        if not on and self._books[i].busy_units:
+            raise RMSCommandError(["power", node, "off"], 1, f"node {node} runs jobs")
+        try:
+            state = power_transition(n.state, "power_on" if on else "power_off")
+        except ValueError as exc:
+            raise RMSCommandError(["power", node, "on" if on else "off"], 1, str(exc)) from exc
+        self.power_commands += 1
+        self._set_node(i, replace(n, state=state))
+        self._push(self.now + (n.boot_s if on else n.shutdown_s), _POWER_DONE, node)
+
+    # -- the virtual clock ---------------------------------------------------------------------
+
+    def next_event_time(self) -> int | None:
+        """When something happens next (an arrival, a job end, a power transition, a cap step)."""
+        times = []
+        if self._events:
+            times.append(self._events[0][0])
+        if self._next_arrival < len(self._arrivals):
+            times.append(self._arrivals[self._next_arrival].submit)
+        return min(times) if times else None
+
+    def has_pending_work(self) -> bool:
+        """True while jobs wait, run or are still to arrive."""
+        return bool(self._queue or self._running or self._next_arrival < len(self._arrivals))
+
+    def advance(self) -> bool:
+        """Move the clock to the next event time and apply every event then.
+
+        Returns False when nothing is left to happen. Cap steps alone do not count as work:
+        once no job waits, runs or is to arrive, the replay is over.
+        """
+        while True:
+            t = self.next_event_time()
+            if t is None:
+                return False
+            if not self.has_pending_work() and all(e[2] == _CAP for e in self._events):
+                return False
+            self._account(t)
+            self.now = t
+            kinds = set()
+            while self._events and self._events[0][0] <= t:
+                _, _, kind, key = heapq.heappop(self._events)
+                kinds.add(kind)
+                if kind == _END:
+                    self._finish(key)
+                elif kind == _POWER_DONE:
+                    self._power_done(key)
+            arrived = self._admit_arrivals()
+            self._sample()
+            if arrived or kinds - {_CAP} or self._queue:
+                return True
+
+    @property
+    def pending_arrivals(self) -> int:
+        """How many jobs are still to arrive."""
+        return len(self._arrivals) - self._next_arrival
+
+    @property
+    def workload_size(self) -> int:
+        """How many jobs the workload holds."""
+        return len(self._arrivals)
+
+    @property
+    def queued(self) -> int:
+        """How many jobs wait."""
+        return len(self._queue)
+
+    @property
+    def running(self) -> int:
+        """How many jobs run."""
+        return len(self._running)
+
+    @property
+    def power_now_w(self) -> float:
+        """The IT power drawn now."""
+        return self._static_w + self._busy_w
+
+    def unfinished(self) -> list[Job]:
+        """Jobs that never started (still queued at the end)."""
+        return list(self._queue.values())
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _push(self, t: int, kind: int, key: str) -> None:
+        self._seq += 1
+        heapq.heappush(self._events, (t, self._seq, kind, key))
+
+    def _schedule_cap_changes(self) -> None:
+        t: int | None = self.now
+        while t is not None:
+            t = self.cap.next_change(t)
+            if t is not None:
+                self._push(t, _CAP, "")
+
+    def _admit_arrivals(self) -> bool:
+        arrived = False
+        arrivals = self._arrivals
+        while self._next_arrival < len(arrivals) and arrivals[self._next_arrival].submit <= self.now:
+            job = arrivals[self._next_arrival]
+            self._next_arrival += 1
+            if job.id in self.records:
+                raise ValueError(f"job id {job.id!r} appears twice in the workload")
+            self._queue[job.id] = job
+            self.records[job.id] = JobRecord(job, job.submit)
+            arrived = True
+        if arrived:
+            self._queue_tuple = None
+        return arrived
+
+    def _finish(self, job_id: str) -> None:
+        rj = self._running.pop(job_id)
+        self._running_tuple = None
+        need = rj.job.unit.as_tuple()
+        for name in set(rj.nodes):
+            i = self._index[name]
+            book = self._books[i]
+            k = book.jobs.pop(job_id)
+            node = self._nodes[i]
+            unit_w = (
+                rj.job.unit_power_w
+                if rj.job.unit_power_w is not None
+                else node.power.unit_watts(rj.job.unit)
+            )
+            book.busy_units -= k
+            book.unit_watts -= unit_w * k
+            self._busy_w -= unit_w * k
+            if book.busy_units == 0:
+                self._busy_w -= node.power.first_core_w
+                book.unit_watts = 0.0
+            for r, amount in enumerate(need):
+                book.free[r] += amount * k
+        if not self._running:
+            self._busy_w = 0.0  # no float drift once idle
+
+    def _power_done(self, name: str) -> None:
+        i = self._index[name]
+        n = self._nodes[i]
+        if n.state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
+            self._set_node(i, replace(n, state=power_transition(n.state, "done")))
+
+    def _set_node(self, i: int, node: Node) -> None:
+        old = self._nodes[i]
+        self._static_w += node.power.state_watts(node.state) - old.power.state_watts(old.state)
+        self._nodes_on += int(node.state is PowerState.ON) - int(old.state is PowerState.ON)
+        self._nodes[i] = node
+        self._node_tuple = tuple(self._nodes)
+
+    def _account(self, t: int) -> None:
+        """Integrate energy and cap violations from the last event time up to ``t``."""
+        dt = t - self._last_t
+        if dt > 0:
+            p = self.power_now_w
+            self.energy_j += p * dt
+            # The cap may step inside (last_t, t): count the violation piecewise.
+            a = self._last_t
+            while a < t:
+                b = self.cap.next_change(a)
+                b = t if b is None or b > t else b
+                if p > self.cap.at(a) + 1e-6:
+                    self.cap_violation_s += b - a
+                a = b
+        self._last_t = t
+
+    def _sample(self) -> None:
+        p = self.power_now_w
+        self.peak_power_w = max(self.peak_power_w, p)
+        if not self.record_power:
+            return
+        s = PowerSample(
+            self.now,
+            p,
+            self.cap.at(self.now),
+            self._nodes_on,
+            len(self._queue),
+            len(self._running),
+        )
+        if self.samples and self.samples[-1].time == s.time:
+            self.samples[-1] = s
+        else:
+            self.samples.append(s)

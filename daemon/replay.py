@@ -1,0 +1,64 @@
+"""Replay: the control cycle on the simulated cluster's virtual clock.
+
+The cycle runs once at the start and again after every event time (arrivals, job ends,
+node power transitions, cap steps) until nothing is left to happen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.controller import run_cycle
+from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.model import SolverStats
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(jobs_done, jobs_total)`` after each cycle."""
+
+
+@dataclass(slots=True)
+class ReplayResult:
+    """The outcome of a replay: the cluster's records plus per-cycle planning times."""
+
+    cluster: SimulatedCluster
+    plan_seconds: list[float] = field(default_factory=list)
+    cycles: int = 0
+    start_errors: int = 0
+    wall_seconds: float = 0.0
+    last_stats: SolverStats | None = None
+    solver_stats: list[SolverStats] = field(default_factory=list)
+
+
+def replay(
+    cluster: SimulatedCluster,
+    dispatcher: Dispatcher,
+    *,
+    progress: Progress | None = None,
+    keep_stats: bool = False,
+    max_cycles: int | None = None,
+) -> ReplayResult:
+    """Run the control cycle at every event until the workload is done."""
+    wall0 = time.perf_counter()
+    result = ReplayResult(cluster)
+    total = cluster.workload_size
+    while True:
+        cycle = run_cycle(cluster, dispatcher)
+        result.cycles += 1
+        result.plan_seconds.append(cycle.plan_seconds)
+        result.start_errors += len(cycle.errors)
+        result.last_stats = cycle.plan.stats
+        if keep_stats:
+            result.solver_stats.append(cycle.plan.stats)
+        if progress is not None and result.cycles % 64 == 0:
+            progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
+        if max_cycles is not None and result.cycles >= max_cycles:
+            break
+        if not cluster.advance():
+            break
+    if progress is not None:
+        progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
+    result.wall_seconds = time.perf_counter() - wall0
+    return result

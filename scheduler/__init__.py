@@ -1,0 +1,1 @@
+"""wattsched subpackage."""

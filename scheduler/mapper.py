@@ -1,0 +1,267 @@
+"""The node mapper shared by every dispatcher: per-node capacities, power, unit placement.
+
+:class:`ClusterState` is a mutable working copy of a snapshot's nodes as numpy arrays (free
+resources per node, busy units per node, power drawn now). :meth:`ClusterState.place` finds
+nodes for all the units of a job, in a given node order, that fit both the resources and the
+power cap; :meth:`ClusterState.commit` books them. :class:`StateCache` rebuilds a state from
+successive snapshots incrementally (only running jobs that changed are applied), which keeps
+the control cycle cheap in long replays.
+
+Power accounting (see :class:`~wattsched.scheduler.model.NodePowerModel`): the static draw of
+every node in its power state, plus, per node with at least one busy unit, ``first_core_w``,
+plus the power of each busy unit (the job's own estimate, or the node model's per resource).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+EPS_W = 1e-6
+"""Tolerance on power comparisons (float sums)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobVec:
+    """A job's requirement as arrays, computed once per job."""
+
+    req: IntArray
+    """Per-unit requirement in RESOURCES order."""
+    units: int
+    walltime: int
+    unit_power_w: float | None
+    nz: IntArray
+    """Indexes of the resources the unit needs (> 0)."""
+    total: IntArray
+
+    @classmethod
+    def of(cls, job: Job) -> JobVec:
+        req = np.array(job.unit.as_tuple(), dtype=np.int64)
+        return cls(
+            req=req,
+            units=job.units,
+            walltime=job.walltime,
+            unit_power_w=job.unit_power_w,
+            nz=np.flatnonzero(req),
+            total=req * job.units,
+        )
+
+
+class NodeArrays:
+    """The static part of a node list, as arrays (rebuilt only when the node list changes)."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = tuple(nodes)
+        self.names = [n.name for n in nodes]
+        self.index = {n.name: i for i, n in enumerate(nodes)}
+        self.capacity: IntArray = np.array(
+            [n.capacity.as_tuple() for n in nodes], dtype=np.int64
+        ).reshape(len(nodes), 4)
+        self.usable: BoolArray = np.array(
+            [n.available and n.state is PowerState.ON for n in nodes], dtype=bool
+        )
+        self.first_core_w: FloatArray = np.array([n.power.first_core_w for n in nodes], dtype=float)
+        self.res_w: FloatArray = np.array(
+            [(n.power.core_w, 0.0, n.power.gpu_w, n.power.mic_w) for n in nodes], dtype=float
+        ).reshape(len(nodes), 4)
+        self.static_w = float(sum(n.power.state_watts(n.state) for n in nodes))
+        self.efficiency: FloatArray = np.array([n.efficiency for n in nodes], dtype=float)
+        self.total_capacity: IntArray = self.capacity.sum(axis=0)
+
+
+class ClusterState:
+    """Free resources and power of the cluster, mutable, for one planning pass."""
+
+    def __init__(self, arrays: NodeArrays, cap: PowerCap) -> None:
+        self.arrays = arrays
+        self.cap = cap
+        self.free: IntArray = arrays.capacity.copy()
+        self.busy_units: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
+        self.power_w: float = arrays.static_w
+        self.free_total: IntArray = arrays.total_capacity.copy()
+
+    def copy(self) -> ClusterState:
+        """An independent copy (for look-ahead)."""
+        other = ClusterState.__new__(ClusterState)
+        other.arrays = self.arrays
+        other.cap = self.cap
+        other.free = self.free.copy()
+        other.busy_units = self.busy_units.copy()
+        other.power_w = self.power_w
+        other.free_total = self.free_total.copy()
+        return other
+
+    # -- power -------------------------------------------------------------------------------
+
+    def unit_watts(self, jv: JobVec, idx: IntArray) -> FloatArray:
+        """Power of one unit of this job on each of the nodes ``idx``."""
+        if jv.unit_power_w is not None:
+            return np.full(len(idx), jv.unit_power_w, dtype=float)
+        return self.arrays.res_w[idx] @ jv.req.astype(float)
+
+    def delta_watts(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
+        """Extra power if ``counts[i]`` units go on node ``idx[i]``."""
+        extra = float(np.dot(self.unit_watts(jv, idx), counts))
+        woken = self.busy_units[idx] == 0
+        return extra + float(self.arrays.first_core_w[idx][woken].sum())
+
+    def cap_limit(self, t: int, walltime: int) -> float:
+        """The lowest cap over a job's possible run ``[t, t + walltime)``."""
+        return self.cap.min_over(t, t + walltime)
+
+    # -- placement ---------------------------------------------------------------------------
+
+    def units_fitting(self, jv: JobVec, mask: BoolArray | None = None) -> IntArray:
+        """How many units of the job each node can host now (0 where unusable)."""
+        req = jv.req
+        nz = jv.nz
+        k = (self.free[:, nz] // req[nz]).min(axis=1)
+        usable = self.arrays.usable if mask is None else (self.arrays.usable & mask)
+        return np.where(usable, k, 0)
+
+    def quick_reject(self, jv: JobVec) -> bool:
+        """True when the job cannot fit whatever the placement (pooled resources)."""
+        return bool((jv.total > self.free_total).any())
+
+    def place(
+        self,
+        jv: JobVec,
+        order: IntArray,
+        t: int,
+        *,
+        limit_k: IntArray | None = None,
+        power_limit: float | None = None,
+    ) -> tuple[IntArray, IntArray] | None:
+        """Nodes for every unit of the job, or None if it does not fit now.
+
+        ``order`` is the node preference (indexes, best first); units fill each node in turn
+        as far as it has room. ``limit_k`` caps the units per node (EASY's spare capacity).
+        The power check is: power now + the job's delta <= the lowest cap over its walltime
+        (or ``power_limit`` when given). Returns ``(node_indexes, unit_counts)``.
+        """
+        if self.quick_reject(jv):
+            return None
+        k = self.units_fitting(jv)
+        if limit_k is not None:
+            k = np.minimum(k, limit_k)
+        ko = k[order]
+        cum = np.cumsum(ko)
+        if cum.size == 0 or cum[-1] < jv.units:
+            return None
+        last = int(np.searchsorted(cum, jv.units))
+        take = order[: last + 1]
+        counts = ko[: last + 1].copy()
+        counts[-1] -= int(cum[last]) - jv.units
+        sel = counts > 0
+        take, counts = take[sel], counts[sel]
+        limit = self.cap_limit(t, jv.walltime) if power_limit is None else power_limit
+        if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
+            return None
+        return take, counts
+
+    def commit(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
+        """Book the units on the nodes; returns the power added."""
+        delta = self.delta_watts(jv, idx, counts)
+        np.subtract.at(self.free, idx, np.outer(counts, jv.req))
+        np.add.at(self.busy_units, idx, counts)
+        self.free_total -= jv.req * int(counts.sum())
+        self.power_w += delta
+        return delta
+
+    def release(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
+        """Undo :meth:`commit` (a job ended); returns the power removed."""
+        np.add.at(self.free, idx, np.outer(counts, jv.req))
+        np.subtract.at(self.busy_units, idx, counts)
+        self.free_total += jv.req * int(counts.sum())
+        delta = self.delta_watts(jv, idx, counts)
+        self.power_w -= delta
+        return delta
+
+    def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
+        """One node name per unit, from a placement."""
+        names = self.arrays.names
+        return tuple(names[int(i)] for i, c in zip(idx, counts, strict=True) for _ in range(int(c)))
+
+    # -- node orders -------------------------------------------------------------------------
+
+    def order_efficiency_load(self) -> IntArray:
+        """PRB's node order: more efficient first, then fuller (fewer free cores) first."""
+        free_frac = self.free[:, 0] / np.maximum(self.arrays.capacity[:, 0], 1)
+        return np.lexsort((np.arange(len(free_frac)), free_frac, -self.arrays.efficiency))
+
+    def order_index(self) -> IntArray:
+        """Nodes in their listed order (first fit)."""
+        return np.arange(len(self.arrays.names))
+
+
+def placement_of(arrays: NodeArrays, nodes: Sequence[str]) -> tuple[IntArray, IntArray]:
+    """Node indexes and unit counts of an assignment given as one node name per unit."""
+    counts: dict[int, int] = {}
+    index = arrays.index
+    for name in nodes:
+        i = index[name]
+        counts[i] = counts.get(i, 0) + 1
+    idx = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+    cnt = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    return idx, cnt
+
+
+class StateCache:
+    """Builds a :class:`ClusterState` from each snapshot, reusing work from the last one.
+
+    Static node arrays are rebuilt only when the node tuple changes; running jobs are applied
+    as a difference against the previous snapshot's (by job id). Also caches each job's
+    :class:`JobVec`.
+    """
+
+    def __init__(self) -> None:
+        self._nodes: tuple[Node, ...] | None = None
+        self._arrays: NodeArrays | None = None
+        self._base: ClusterState | None = None
+        self._running: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
+        self._vecs: dict[str, JobVec] = {}
+
+    def vec(self, job: Job) -> JobVec:
+        """The job's arrays (cached by id)."""
+        v = self._vecs.get(job.id)
+        if v is None:
+            v = JobVec.of(job)
+            self._vecs[job.id] = v
+        return v
+
+    def state(self, snap: Snapshot) -> ClusterState:
+        """A fresh working state for this snapshot (the caller may mutate it)."""
+        if self._nodes is not snap.nodes and self._nodes != snap.nodes:
+            self._nodes = snap.nodes
+            self._arrays = NodeArrays(snap.nodes)
+            self._base = ClusterState(self._arrays, snap.cap)
+            self._running = {}
+        self._nodes = snap.nodes
+        assert self._base is not None and self._arrays is not None
+        base = self._base
+        base.cap = snap.cap
+        now = {rj.job.id: rj for rj in snap.running}
+        for jid in self._running.keys() - now.keys():
+            jv, idx, cnt = self._running.pop(jid)
+            base.release(jv, idx, cnt)
+            self._vecs.pop(jid, None)
+        for jid in now.keys() - self._running.keys():
+            rj = now[jid]
+            jv = self.vec(rj.job)
+            idx, cnt = placement_of(self._arrays, rj.nodes)
+            base.commit(jv, idx, cnt)
+            self._running[jid] = (jv, idx, cnt)
+        return base.copy()
+
+    def running_placements(self) -> dict[str, tuple[JobVec, IntArray, IntArray]]:
+        """Job id -> (vector, node indexes, counts) of the running jobs of the last snapshot."""
+        return self._running

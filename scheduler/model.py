@@ -1,0 +1,360 @@
+"""The domain model: nodes, jobs, snapshots and plans.
+
+Plain frozen dataclasses, validated at construction, in integer seconds and watts (watts may
+be fractional). Every dispatcher takes a :class:`Snapshot` and returns a :class:`Plan`; nothing
+here does I/O.
+
+Resources are a fixed vector ``(cores, mem_mb, gpus, mics)`` (:data:`RESOURCES`): a node's
+capacity and a job unit's requirement are both :class:`Resources`.
+
+A job is made of ``units`` identical units; each unit runs on one node. Several units of the
+same job may share a node when it has room (PBS ``place=free`` semantics, as in the Eurora
+traces); :attr:`Assignment.nodes` lists one node per unit, so a node may appear more than once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+RESOURCES: tuple[str, ...] = ("cores", "mem_mb", "gpus", "mics")
+"""The resource types, in the order used by every vector and array."""
+
+
+class ModelError(ValueError):
+    """A model object was built from invalid values; the message names the field and value."""
+
+
+def _check(cond: bool, owner: str, name: str, value: object, rule: str) -> None:
+    if not cond:
+        raise ModelError(f"{owner}: {name}={value!r} {rule}")
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """An amount of each resource type (a node's capacity or a unit's requirement)."""
+
+    cores: int = 0
+    mem_mb: int = 0
+    gpus: int = 0
+    mics: int = 0
+
+    def __post_init__(self) -> None:
+        for name in RESOURCES:
+            value = getattr(self, name)
+            _check(isinstance(value, int), "Resources", name, value, "must be an integer")
+            _check(value >= 0, "Resources", name, value, "must be >= 0")
+
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        """The amounts in :data:`RESOURCES` order."""
+        return (self.cores, self.mem_mb, self.gpus, self.mics)
+
+    def fits_in(self, other: Resources) -> bool:
+        """True when every amount is at most the other's."""
+        return all(a <= b for a, b in zip(self.as_tuple(), other.as_tuple(), strict=True))
+
+    def scaled(self, k: int) -> Resources:
+        """These amounts times ``k``."""
+        return Resources(self.cores * k, self.mem_mb * k, self.gpus * k, self.mics * k)
+
+
+class PowerState(enum.StrEnum):
+    """A node's power state. Transitions are guarded by :func:`power_transition`."""
+
+    ON = "on"
+    OFF = "off"
+    BOOTING = "booting"
+    SHUTTING_DOWN = "shutting_down"
+    FAILED = "failed"
+
+
+_TRANSITIONS: dict[tuple[PowerState, str], PowerState] = {
+    (PowerState.ON, "power_off"): PowerState.SHUTTING_DOWN,
+    (PowerState.SHUTTING_DOWN, "done"): PowerState.OFF,
+    (PowerState.OFF, "power_on"): PowerState.BOOTING,
+    (PowerState.BOOTING, "done"): PowerState.ON,
+    (PowerState.BOOTING, "fail"): PowerState.FAILED,
+    (PowerState.SHUTTING_DOWN, "fail"): PowerState.FAILED,
+    (PowerState.FAILED, "power_on"): PowerState.BOOTING,
+    (PowerState.FAILED, "power_off"): PowerState.SHUTTING_DOWN,
+    (PowerState.ON, "fail"): PowerState.FAILED,
+}
+
+
+class PowerTransitionError(ModelError):
+    """A power command that makes no sense in the node's current state."""
+
+
+def power_transition(state: PowerState, event: str) -> PowerState:
+    """The state after ``event`` (``power_on``, ``power_off``, ``done``, ``fail``).
+
+    The one state machine for node power; raises :class:`PowerTransitionError` otherwise.
+    """
+    try:
+        return _TRANSITIONS[(state, event)]
+    except KeyError:
+        raise PowerTransitionError(f"no power transition from {state.value!r} on {event!r}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class NodePowerModel:
+    """How much a node draws.
+
+    Off: ``off_w`` (a BMC's standby draw, default 0). Booting or shutting down:
+    ``transition_w``. On: ``idle_w``, plus, while at least one core is busy, ``first_core_w``
+    once (the extra cost of waking the package: the non-linear first core of the power-capping
+    paper), plus each busy unit's power. A unit's power is the job's own estimate when it has
+    one, else ``core_w`` per core, ``gpu_w`` per GPU and ``mic_w`` per MIC it uses.
+    """
+
+    idle_w: float = 95.0
+    first_core_w: float = 0.0
+    core_w: float = 3.0
+    gpu_w: float = 0.0
+    mic_w: float = 0.0
+    transition_w: float = 95.0
+    off_w: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("idle_w", "first_core_w", "core_w", "gpu_w", "mic_w", "transition_w", "off_w"):
+            value = getattr(self, name)
+            _check(value >= 0, "NodePowerModel", name, value, "must be >= 0")
+
+    def state_watts(self, state: PowerState) -> float:
+        """The draw of a node with no busy core, in this power state."""
+        if state is PowerState.ON:
+            return self.idle_w
+        if state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
+            return self.transition_w
+        return self.off_w
+
+    def unit_watts(self, unit: Resources) -> float:
+        """The draw of one job unit computed from this model (no per-job estimate)."""
+        return unit.cores * self.core_w + unit.gpus * self.gpu_w + unit.mics * self.mic_w
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A compute node: static description plus its current power state."""
+
+    name: str
+    capacity: Resources
+    power: NodePowerModel = field(default_factory=NodePowerModel)
+    state: PowerState = PowerState.ON
+    boot_s: int = 150
+    shutdown_s: int = 6
+    efficiency: float = 1.0
+    """Higher is more efficient; dispatchers prefer efficient nodes."""
+    available: bool = True
+    """False when an admin drained or reserved the node: nothing new is placed on it."""
+    last_power_failure: int | None = None
+    rack: int | None = None
+    slot: int | None = None
+    partition: str | None = None
+
+    def __post_init__(self) -> None:
+        _check(bool(self.name), "Node", "name", self.name, "must not be empty")
+        _check(self.boot_s >= 0, f"Node {self.name}", "boot_s", self.boot_s, "must be >= 0")
+        _check(
+            self.shutdown_s >= 0, f"Node {self.name}", "shutdown_s", self.shutdown_s, "must be >= 0"
+        )
+        _check(self.efficiency > 0, f"Node {self.name}", "efficiency", self.efficiency, "must be > 0")
+        _check(
+            isinstance(self.state, PowerState), f"Node {self.name}", "state", self.state, "unknown"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A job: ``units`` identical units, each needing ``unit`` on one node."""
+
+    id: str
+    submit: int
+    walltime: int
+    units: int
+    unit: Resources
+    unit_power_w: float | None = None
+    """Estimated power of one unit; None: computed from the node's power model."""
+    queue: str = "default"
+    ewt: int = 3600
+    """Expected wait time of the job's queue, in seconds (the weighting of the objective)."""
+    value_per_core_s: float = 0.0
+    runtime: int | None = None
+    """The real runtime (traces and the simulated cluster only); never seen by dispatchers."""
+    user: str | None = None
+    held: bool = False
+    partition: str | None = None
+
+    def __post_init__(self) -> None:
+        owner = f"Job {self.id}"
+        _check(bool(self.id), "Job", "id", self.id, "must not be empty")
+        _check(self.submit >= 0, owner, "submit", self.submit, "must be >= 0")
+        _check(self.walltime > 0, owner, "walltime", self.walltime, "must be > 0")
+        _check(self.units >= 1, owner, "units", self.units, "must be >= 1")
+        _check(self.ewt > 0, owner, "ewt", self.ewt, "must be > 0")
+        _check(
+            any(self.unit.as_tuple()), owner, "unit", self.unit, "must request at least one resource"
+        )
+        if self.unit_power_w is not None:
+            _check(self.unit_power_w >= 0, owner, "unit_power_w", self.unit_power_w, "must be >= 0")
+        if self.runtime is not None:
+            _check(self.runtime >= 0, owner, "runtime", self.runtime, "must be >= 0")
+
+    @property
+    def total(self) -> Resources:
+        """What all the units need together."""
+        return self.unit.scaled(self.units)
+
+    def demand(self) -> float:
+        """The job demand of the PRB rule: requirements (all resources, all units) x walltime."""
+        return float(sum(self.total.as_tuple())) * self.walltime
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    """A job that runs: where, since when, and until when at the latest."""
+
+    job: Job
+    start: int
+    nodes: tuple[str, ...]
+    end_estimate: int
+
+    def __post_init__(self) -> None:
+        owner = f"RunningJob {self.job.id}"
+        _check(
+            len(self.nodes) == self.job.units,
+            owner,
+            "nodes",
+            self.nodes,
+            f"must name one node per unit ({self.job.units})",
+        )
+        _check(self.end_estimate >= self.start, owner, "end_estimate", self.end_estimate, ">= start")
+
+
+@dataclass(frozen=True, slots=True)
+class PowerCap:
+    """The cluster's power cap: a step function of time (``steps`` sorted by time).
+
+    Before the first step the first step's value applies. ``PowerCap.constant(w)`` for a fixed
+    cap; ``float('inf')`` for none.
+    """
+
+    steps: tuple[tuple[int, float], ...]
+
+    def __post_init__(self) -> None:
+        _check(len(self.steps) > 0, "PowerCap", "steps", self.steps, "must not be empty")
+        times = [t for t, _ in self.steps]
+        _check(times == sorted(times), "PowerCap", "steps", times, "must be sorted by time")
+        for t, w in self.steps:
+            _check(w > 0, "PowerCap", f"watts at {t}", w, "must be > 0")
+
+    @classmethod
+    def constant(cls, watts: float) -> PowerCap:
+        """A cap that never changes."""
+        return cls(((0, float(watts)),))
+
+    @classmethod
+    def unlimited(cls) -> PowerCap:
+        """No cap."""
+        return cls.constant(float("inf"))
+
+    def shifted(self, origin: int) -> PowerCap:
+        """The same profile with its offsets counted from ``origin``."""
+        return PowerCap(tuple((origin + t, w) for t, w in self.steps))
+
+    def at(self, t: int) -> float:
+        """The cap in force at time ``t``."""
+        i = bisect.bisect_right(self.steps, t, key=lambda s: s[0]) - 1
+        return self.steps[max(i, 0)][1]
+
+    def min_over(self, t0: int, t1: int) -> float:
+        """The lowest cap in force anywhere in ``[t0, t1)`` (``at(t0)`` when empty)."""
+        low = self.at(t0)
+        i = bisect.bisect_right(self.steps, t0, key=lambda s: s[0])
+        while i < len(self.steps) and self.steps[i][0] < t1:
+            low = min(low, self.steps[i][1])
+            i += 1
+        return low
+
+    def next_change(self, t: int) -> int | None:
+        """The first time after ``t`` at which the cap changes, or None."""
+        i = bisect.bisect_right(self.steps, t, key=lambda s: s[0])
+        return self.steps[i][0] if i < len(self.steps) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a dispatcher sees: the cluster at one instant."""
+
+    time: int
+    nodes: tuple[Node, ...]
+    running: tuple[RunningJob, ...]
+    queued: tuple[Job, ...]
+    cap: PowerCap = field(default_factory=PowerCap.unlimited)
+    outside_temp_c: tuple[tuple[int, float], ...] = ()
+    """Forecast of the outside temperature: ``(time, celsius)`` steps (cooling-aware dispatch)."""
+
+    def __post_init__(self) -> None:
+        names = [n.name for n in self.nodes]
+        _check(len(set(names)) == len(names), "Snapshot", "nodes", "duplicates", "names must be unique")
+
+    def node_index(self) -> dict[str, int]:
+        """Node name -> position in :attr:`nodes` (the solver-index boundary)."""
+        return {n.name: i for i, n in enumerate(self.nodes)}
+
+    def max_ewt(self) -> int:
+        """The largest expected wait time among the queued jobs (1 when none)."""
+        return max((j.ewt for j in self.queued), default=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """A decision for one job: when it starts, and one node per unit."""
+
+    job_id: str
+    start: int
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SolverStats:
+    """What a search-based dispatcher reports about its last plan."""
+
+    status: str = "heuristic"
+    objective: float | None = None
+    bound: float | None = None
+    seconds: float = 0.0
+    iterations: int = 0
+    cuts: int = 0
+    extra: Mapping[str, float | int | str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A dispatcher's answer: a start time and nodes for the jobs it scheduled.
+
+    Only the assignments with ``start == time`` are carried out now; later ones are the plan the
+    API publishes. A job missing from the plan waits for a later cycle.
+    """
+
+    time: int
+    assignments: tuple[Assignment, ...] = ()
+    stats: SolverStats = field(default_factory=SolverStats)
+
+    def starts_now(self) -> Iterator[Assignment]:
+        """The assignments to carry out at this cycle."""
+        return (a for a in self.assignments if a.start <= self.time)
+
+    def by_job(self) -> dict[str, Assignment]:
+        """Job id -> assignment."""
+        return {a.job_id: a for a in self.assignments}
+
+
+def count_units(nodes: Iterable[str]) -> dict[str, int]:
+    """How many units an assignment places on each node."""
+    out: dict[str, int] = {}
+    for n in nodes:
+        out[n] = out.get(n, 0) + 1
+    return out
