@@ -288,6 +288,28 @@ class SimulatedCluster(Connector):
             if arrived or kinds - {_CAP} or self._queue:
                 return True
 
+    def advance_to(self, t: int) -> None:
+        """Apply every event up to time ``t`` and set the clock to ``t`` (wall-clock driving:
+        the daemon's demo advances the virtual clock by a fixed step each cycle)."""
+        while True:
+            nxt = self.next_event_time()
+            if nxt is None or nxt > t:
+                break
+            self._account(nxt)
+            self.now = nxt
+            while self._events and self._events[0][0] <= nxt:
+                _, _, kind, key = heapq.heappop(self._events)
+                if kind == _END:
+                    self._finish(key)
+                elif kind == _POWER_DONE:
+                    self._power_done(key)
+            self._admit_arrivals()
+            self._sample()
+        if t > self.now:
+            self._account(t)
+            self.now = t
+            self._sample()
+
     @property
     def pending_arrivals(self) -> int:
         """How many jobs are still to arrive."""
