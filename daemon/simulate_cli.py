@@ -1,9 +1,273 @@
-"""``wattsched simulate``: replay a trace through the control cycle."""
+"""``wattsched simulate``: replay a trace through the control cycle on a simulated cluster."""
 
 from __future__ import annotations
 
+import enum
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
+
+from wattsched.scheduler.model import Job, Node, PowerCap
+
+
+class TraceFormat(enum.StrEnum):
+    """The workload formats ``simulate`` reads."""
+
+    SWF = "swf"
+    EURORA = "eurora"
 
 
 def register(app: typer.Typer) -> None:
     """Add the simulate command to the main app."""
+    app.command("simulate")(simulate)
+
+
+def _fail(msg: str) -> typer.Exit:
+    typer.secho(f"error: {msg}", err=True, fg=typer.colors.RED)
+    return typer.Exit(2)
+
+
+def load_system(
+    system: Path | None, nodes: int | None, cores: int | None, mem_mb: int | None, fmt: TraceFormat
+) -> list[Node]:
+    """Nodes from a TOML system file, a Eurora nodes file, or ``--nodes/--cores``."""
+    from wattsched.connectors.traces.system import homogeneous_nodes, read_system_toml
+
+    if system is not None:
+        if system.suffix == ".toml":
+            return read_system_toml(system)
+        from wattsched.connectors.traces.eurora import read_eurora_nodes
+
+        return read_eurora_nodes(system)
+    if nodes is None or cores is None:
+        raise _fail("give --system FILE, or --nodes N and --cores C")
+    return homogeneous_nodes(nodes, cores, mem_mb=mem_mb or 0)
+
+
+def simulate(
+    trace: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="Workload file.")],
+    dispatcher: Annotated[str, typer.Option(help="fifo, easy, prb, hybrid, hybrid-nofb.")],
+    metrics_out: Annotated[Path, typer.Option(help="Metrics JSON to write.")],
+    schedule_out: Annotated[Path, typer.Option(help="Schedule CSV to write.")],
+    fmt: Annotated[TraceFormat, typer.Option("--format", help="Trace format.")] = TraceFormat.SWF,
+    system: Annotated[
+        Path | None,
+        typer.Option(exists=True, dir_okay=False, help="System TOML, or a Eurora nodes_#N file."),
+    ] = None,
+    nodes: Annotated[int | None, typer.Option(min=1, help="Homogeneous nodes (with --cores).")] = None,
+    cores: Annotated[int | None, typer.Option(min=1, help="Cores per node.")] = None,
+    mem_mb: Annotated[int | None, typer.Option(min=0, help="Memory per node (MB).")] = None,
+    queues: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Eurora system_queues file.")
+    ] = None,
+    job_power: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Per-job power table.")
+    ] = None,
+    core_watts: Annotated[
+        str | None, typer.Option(help="Per-core job power drawn uniformly, LO:HI watts.")
+    ] = None,
+    power_cap: Annotated[float | None, typer.Option(min=0, help="Constant power cap (W).")] = None,
+    power_cap_file: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="offset;watts cap profile.")
+    ] = None,
+    offline: Annotated[bool, typer.Option(help="Submit every job at time 0.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed for drawn job powers.")] = 0,
+    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Read only N jobs.")] = None,
+    power_out: Annotated[Path | None, typer.Option(help="Power CSV to write.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="PNG plot to write.")] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", help="Dispatcher parameter KEY=VALUE.")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+) -> None:
+    """Replay a trace through the control cycle and write metrics, schedule, power and plot."""
+    from wattsched.connectors.traces.errors import TraceError
+
+    try:
+        node_list = load_system(system, nodes, cores, mem_mb, fmt)
+        jobs, skipped, report = _load_jobs(trace, fmt, node_list, queues, limit_jobs)
+        jobs = _assign_power(jobs, job_power, core_watts, seed)
+        cap = _load_cap(power_cap, power_cap_file, jobs, offline)
+    except TraceError as exc:
+        raise _fail(str(exc)) from exc
+    except ValueError as exc:
+        raise _fail(str(exc)) from exc
+    params = _parse_params(param or [])
+    run_simulation(
+        node_list,
+        jobs,
+        cap,
+        dispatcher_name=dispatcher,
+        params=params,
+        offline=offline,
+        metrics_out=metrics_out,
+        schedule_out=schedule_out,
+        power_out=power_out,
+        plot=plot,
+        skipped=skipped,
+        report=report,
+        title=f"{trace.name}: {dispatcher}",
+        progress=progress,
+    )
+
+
+def run_simulation(
+    node_list: list[Node],
+    jobs: list[Job],
+    cap: PowerCap,
+    *,
+    dispatcher_name: str,
+    params: dict[str, Any],
+    offline: bool,
+    metrics_out: Path,
+    schedule_out: Path,
+    power_out: Path | None,
+    plot: Path | None,
+    skipped: int,
+    report: dict[str, Any],
+    title: str,
+    progress: bool,
+) -> dict[str, Any]:
+    """Replay and write every output; returns the metrics."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from wattsched.connectors.simulated import SimulatedCluster
+    from wattsched.daemon import replay_output as out
+    from wattsched.daemon.replay import replay
+    from wattsched.scheduler import dispatcher as registry
+
+    try:
+        disp = registry.create(dispatcher_name, **params)
+    except (TypeError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    cluster = SimulatedCluster(node_list, jobs, cap, offline=offline)
+    console = Console(stderr=True)
+    keep_stats = dispatcher_name.startswith("hybrid")
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not progress,
+        transient=False,
+    ) as bar:
+        task = bar.add_task(f"replay {dispatcher_name}", total=len(jobs))
+        result = replay(
+            cluster,
+            disp,
+            progress=lambda done, total: bar.update(task, completed=done),
+            keep_stats=keep_stats,
+        )
+    extra: dict[str, Any] = {
+        "dispatcher": dispatcher_name,
+        "offline": offline,
+        "nodes": len(node_list),
+        "node_power_models": out.node_power_models(node_list),
+        "trace_report": report,
+    }
+    if keep_stats:
+        try:
+            from wattsched.scheduler.hybrid import solver_summary
+
+            extra["solver"] = solver_summary(result.solver_stats)
+        except ImportError:
+            pass
+    metrics = out.replay_metrics(result, skipped_jobs=skipped, extra=extra)
+    out.write_metrics(metrics_out, metrics)
+    out.write_schedule(schedule_out, cluster)
+    if power_out is not None:
+        out.write_power(power_out, cluster)
+    if plot is not None:
+        out.plot_replay(plot, cluster, title)
+    console.print(
+        f"{metrics['jobs']} jobs, makespan {metrics['makespan_s']:.0f} s, "
+        f"mean wait {metrics['mean_wait_s']:.0f} s, peak {metrics['peak_power_w']:.0f} W, "
+        f"above cap {metrics['cap_violation_s']} s, wall {metrics['wall_seconds']:.2f} s"
+    )
+    return metrics
+
+
+def _load_jobs(
+    trace: Path,
+    fmt: TraceFormat,
+    node_list: list[Node],
+    queues: Path | None,
+    limit: int | None,
+) -> tuple[list[Job], int, dict[str, Any]]:
+    if fmt is TraceFormat.SWF:
+        from wattsched.connectors.traces.swf import read_swf
+
+        cores = max(n.capacity.cores for n in node_list)
+        mem = max(n.capacity.mem_mb for n in node_list) or None
+        wl = read_swf(trace, cores_per_node=cores, nodes=len(node_list), mem_mb_per_node=mem,
+                      limit=limit)
+    else:
+        from wattsched.connectors.traces.eurora import read_eurora_jobs, read_queues
+
+        if queues is None:
+            raise _fail("--format eurora needs --queues FILE (the system_queues file)")
+        wl = read_eurora_jobs(trace, queues=read_queues(queues))
+        if limit is not None:
+            wl.jobs = wl.jobs[:limit]
+    report = {
+        "read": wl.report.read,
+        "kept": wl.report.kept,
+        "skipped": dict(wl.report.skipped),
+        "clamped": dict(wl.report.clamped),
+    }
+    return list(wl.jobs), sum(wl.report.skipped.values()), report
+
+
+def _assign_power(
+    jobs: list[Job], job_power: Path | None, core_watts: str | None, seed: int
+) -> list[Job]:
+    from wattsched.scheduler.power import assign_core_watts, assign_power_table, parse_range
+
+    if job_power is not None:
+        from wattsched.connectors.traces.eurora import read_power_predictions
+
+        jobs, _ = assign_power_table(jobs, read_power_predictions(job_power))
+    if core_watts is not None:
+        lo, hi = parse_range(core_watts)
+        jobs = assign_core_watts(jobs, lo, hi, seed)
+    return jobs
+
+
+def _load_cap(
+    power_cap: float | None, power_cap_file: Path | None, jobs: list[Job], offline: bool
+) -> PowerCap:
+    if power_cap is not None and power_cap_file is not None:
+        raise _fail("give --power-cap or --power-cap-file, not both")
+    if power_cap_file is not None:
+        from wattsched.connectors.traces.caps import read_power_cap
+
+        origin = min((j.submit for j in jobs), default=0)
+        return read_power_cap(power_cap_file, origin=origin)
+    if power_cap is not None:
+        return PowerCap.constant(power_cap) if power_cap > 0 else PowerCap.unlimited()
+    return PowerCap.unlimited()
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise _fail(f"--param wants KEY=VALUE, got {item!r}")
+        out[key.strip().replace("-", "_")] = _coerce(value.strip())
+    return out
+
+
+def _coerce(value: str) -> Any:
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value

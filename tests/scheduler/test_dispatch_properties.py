@@ -1,0 +1,108 @@
+"""Every dispatcher yields a feasible executed schedule on random clusters and workloads."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
+from wattsched.scheduler import dispatcher as registry
+from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
+from wattsched.scheduler.validate import Executed, validate_schedule
+
+DISPATCHERS = [n for n in registry.names()]
+
+
+@st.composite
+def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
+    n_nodes = draw(st.integers(1, 5))
+    nodes = []
+    for i in range(n_nodes):
+        cores = draw(st.sampled_from([1, 2, 4, 8, 16]))
+        nodes.append(
+            Node(
+                f"n{i}",
+                Resources(cores=cores, mem_mb=draw(st.sampled_from([0, 1000, 4000])),
+                          gpus=draw(st.integers(0, 2))),
+                NodePowerModel(
+                    idle_w=draw(st.sampled_from([0.0, 10.0, 50.0])),
+                    first_core_w=draw(st.sampled_from([0.0, 15.0])),
+                    core_w=draw(st.sampled_from([1.0, 5.0])),
+                    gpu_w=draw(st.sampled_from([0.0, 40.0])),
+                ),
+                efficiency=draw(st.sampled_from([1.0, 1.5])),
+            )
+        )
+    max_cores = max(n.capacity.cores for n in nodes)
+    n_jobs = draw(st.integers(1, 12))
+    jobs = []
+    t = 0
+    for j in range(n_jobs):
+        t += draw(st.integers(0, 50))
+        host = draw(st.sampled_from(nodes))
+        cores = draw(st.integers(1, host.capacity.cores))
+        mem = draw(st.integers(0, host.capacity.mem_mb)) if host.capacity.mem_mb else 0
+        gpus = draw(st.integers(0, host.capacity.gpus))
+        unit = Resources(cores=min(cores, max_cores), mem_mb=mem, gpus=gpus)
+        room = sum(_fits(unit, n) for n in nodes)
+        units = draw(st.integers(1, max(1, min(3, room))))
+        wall = draw(st.integers(1, 200))
+        runtime = draw(st.integers(0, wall + 20))
+        power = draw(st.one_of(st.none(), st.floats(0, 60)))
+        jobs.append(
+            Job(str(j), t, wall, units, unit,
+                unit_power_w=power, ewt=draw(st.sampled_from([1800, 3600, 21600])), runtime=runtime)
+        )
+    static = sum(n.power.idle_w for n in nodes)
+    cap_kind = draw(st.sampled_from(["none", "const", "steps"]))
+    if cap_kind == "none":
+        cap = PowerCap.unlimited()
+    else:
+        # Always leaves room for the largest job on the costliest node.
+        need = max(
+            j.units * ((j.unit_power_w if j.unit_power_w is not None else 0)
+                       + max(n.power.unit_watts(j.unit) for n in nodes)
+                       + max(n.power.first_core_w for n in nodes))
+            for j in jobs
+        )
+        base = static + need + draw(st.floats(0, 300))
+        if cap_kind == "const":
+            cap = PowerCap.constant(base)
+        else:
+            cap = PowerCap(((0, base + 200), (draw(st.integers(1, 300)), base),
+                            (draw(st.integers(301, 600)), base + 100)))
+    return nodes, jobs, cap, draw(st.booleans())
+
+
+def _fits(unit: Resources, node: Node) -> int:
+    """How many such units the empty node hosts."""
+    return min(c // u for u, c in zip(unit.as_tuple(), node.capacity.as_tuple(), strict=True) if u)
+
+
+def executed(cluster: SimulatedCluster) -> list[Executed]:
+    return [
+        Executed(r.job, r.start, r.end, r.nodes)
+        for r in cluster.records.values()
+        if r.start is not None and r.end is not None
+    ]
+
+
+@pytest.mark.parametrize("name", DISPATCHERS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=instances())
+def test_every_dispatcher_is_feasible(name: str, inst: tuple) -> None:
+    nodes, jobs, cap, offline = inst
+    params = {"time_limit_s": 0.2} if name.startswith("hybrid") else {}
+    cluster = SimulatedCluster(nodes, jobs, cap, offline=offline)
+    result = replay(cluster, registry.create(name, **params), max_cycles=10_000)
+    assert result.start_errors == 0
+    assert cluster.cap_violation_s == 0
+    runs = executed(cluster)
+    # Every job fits the machine and the cap alone, so every job must have run, once.
+    assert sorted(r.job.id for r in runs) == sorted(j.id for j in jobs)
+    submits = {j.id: j.submit for j in jobs}
+    for r in runs:
+        assert r.start >= (cluster.start_time if offline else submits[r.job.id])
+    assert validate_schedule(nodes, runs, cap) == []
