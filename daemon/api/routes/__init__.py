@@ -1,0 +1,1 @@
+"""The REST API routes, one module per resource."""

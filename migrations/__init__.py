@@ -1,0 +1,1 @@
+"""Alembic environment and versions of the daemon SQL schema (``wattsched migrate``)."""

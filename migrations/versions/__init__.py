@@ -1,0 +1,1 @@
+"""Alembic versions (one module per schema revision)."""

@@ -1,0 +1,67 @@
+"""Fixtures of the daemon tests: a small simulated cluster, a migrated SQLite store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.loop import Service
+from wattsched.daemon.store import Store, make_engine, migrate
+from wattsched.scheduler import dispatcher as dispatchers
+from wattsched.scheduler.model import Job, Node, PowerCap, Resources
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "test-token-0123456789abcdef"
+
+
+def small_cluster(n_nodes: int = 4, n_jobs: int = 20) -> SimulatedCluster:
+    """4 nodes of 16 cores; 20 jobs of 8 cores arriving every 10 s, 300 s long."""
+    nodes = [Node(f"n{i}", Resources(cores=16, mem_mb=32000)) for i in range(n_nodes)]
+    jobs = [
+        Job(
+            str(100 + i),
+            submit=i * 10,
+            walltime=600,
+            units=1,
+            unit=Resources(cores=8, mem_mb=1000),
+            runtime=300,
+        )
+        for i in range(n_jobs)
+    ]
+    return SimulatedCluster(nodes, jobs)
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
+    """A migrated SQLite database in a temp dir."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'var' / 'w.db'}")
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+def make_service(engine: Engine, cluster: SimulatedCluster, *, mode: str = "enforce",
+                 cap_w: float = 600.0) -> Service:
+    """A service on ``cluster`` with PRB (full plan) under a binding cap."""
+    return Service(
+        cluster,
+        dispatchers.create("prb", full_plan=True),
+        Store(engine),
+        mode=mode,
+        cap=PowerCap.constant(cap_w),
+        cycle_seconds=1.0,
+    )
+
+
+@pytest.fixture
+def cluster_factory() -> type[_Factories]:
+    """``small_cluster`` and ``make_service`` for the tests (no cross-module imports)."""
+    return _Factories
+
+
+class _Factories:
+    small_cluster = staticmethod(small_cluster)
+    make_service = staticmethod(make_service)

@@ -1,0 +1,99 @@
+"""Configuration: TOML plus environment overrides, errors naming the key and value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from wattsched.daemon.config import ConfigError, load_config
+
+BASE = """
+mode = "enforce"
+cycle_seconds = 5
+dispatcher = "prb"
+power_cap_w = 3000
+[api]
+bind = "127.0.0.1:9000"
+token_file = "token"
+[connector]
+kind = "simulated"
+nodes_file = "nodes"
+trace_file = "trace.log_crypt"
+speedup = 30
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "w.toml"
+    p.write_text(text)
+    return p
+
+
+def test_file_values_and_relative_paths(tmp_path: Path) -> None:
+    s = load_config(write(tmp_path, BASE))
+    assert s.mode == "enforce"
+    assert s.cycle_seconds == 5
+    assert s.api.port == 9000
+    assert s.api.token_file == tmp_path / "token"
+    assert s.connector.nodes_file == tmp_path / "nodes"
+    assert s.database_url == "sqlite:///var/wattsched.db"
+
+
+def test_environment_overrides_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WATTSCHED_MODE", "advise")
+    monkeypatch.setenv("WATTSCHED_API__BIND", "127.0.0.1:9100")
+    monkeypatch.setenv("WATTSCHED_CONNECTOR__SPEEDUP", "7")
+    s = load_config(write(tmp_path, BASE))
+    assert (s.mode, s.api.port, s.connector.speedup) == ("advise", 9100, 7.0)
+    assert s.api.token_file == tmp_path / "token"  # the rest of the table stays
+
+
+def test_defaults_are_safe(tmp_path: Path) -> None:
+    s = load_config(write(tmp_path, '[connector]\nkind = "slurm"\n'))
+    assert s.mode == "advise"
+    assert s.api.bind == "127.0.0.1:8080"
+    assert s.api.token_file is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "value"),
+    [
+        (('mode = "enforce"', 'mode = "yolo"'), "mode", "yolo"),  # not a mode
+        (("cycle_seconds = 5", "cycle_seconds = -1"), "cycle_seconds", -1),  # must be > 0
+        (('dispatcher = "prb"', 'dispatcher = "nope"'), "dispatcher", "nope"),  # unknown
+        (('bind = "127.0.0.1:9000"', 'bind = "localhost"'), "api.bind", "localhost"),  # no port
+        (("speedup = 30", "speedup = 0"), "connector.speedup", 0),  # must be > 0
+        (("power_cap_w = 3000", "power_cap_w = 0"), "power_cap_w", 0),  # must be > 0
+        (('kind = "simulated"', 'kind = "lsf"'), "connector.kind", "lsf"),  # unknown RMS
+    ],
+)
+def test_errors_name_key_and_value(
+    tmp_path: Path, edit: tuple[str, str], key: str, value: object
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, BASE.replace(*edit)))
+    assert key in str(err.value)
+    assert repr(value) in str(err.value)
+
+
+def test_unknown_key_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cylce_seconds"):
+        load_config(write(tmp_path, "cylce_seconds = 3\n" + BASE))
+
+
+def test_bad_database_url(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="database_url"):
+        load_config(write(tmp_path, 'database_url = "mysql://x/y"\n' + BASE))
+
+
+@pytest.mark.parametrize("token", ["", "   \n", "changeme", "short"])
+def test_placeholder_tokens_refused(tmp_path: Path, token: str) -> None:
+    (tmp_path / "token").write_text(token)
+    s = load_config(write(tmp_path, BASE))
+    with pytest.raises(ConfigError, match=r"api\.token_file"):
+        s.read_token()
+
+
+def test_token_read(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("a-real-token-of-32-characters-xx\n")
+    assert load_config(write(tmp_path, BASE)).read_token() == "a-real-token-of-32-characters-xx"
