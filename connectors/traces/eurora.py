@@ -87,7 +87,7 @@ def read_eurora_nodes(
         node_id, cores, gpus, mics, mem_kb, reserved = (
             _int(t, p, lineno, n) for t, n in zip(toks, names, strict=True)
         )
-        for name, value in zip(names, (node_id, cores, gpus, mics, mem_kb), strict=True):
+        for name, value in zip(names[:5], (node_id, cores, gpus, mics, mem_kb), strict=True):
             if value < 0:
                 raise TraceError(p, lineno, name, str(value), "must be >= 0")
         if reserved not in (0, 1):
@@ -158,6 +158,7 @@ def read_eurora_jobs(
     power: Mapping[str, float] | None = None,
     unknown_queue_ewt: int | None = None,
     aliases: Mapping[str, str] = EURORA_QUEUE_ALIASES,
+    max_unit: Resources | None = None,
 ) -> Workload:
     """Read a ``*.log_crypt`` instance into jobs.
 
@@ -174,7 +175,9 @@ def read_eurora_jobs(
       (noted ``no_power_prediction``);
     - skipped: a repeated job id (``duplicate_id``: some historical instances list a job twice,
       identically), an end before the start (``negative_runtime``), a zero estimate
-      (``zero_walltime``), an allocation with no resource (``no_resources``).
+      (``zero_walltime``), an allocation with no resource (``no_resources``), and, when
+      ``max_unit`` (a node's capacity) is given, a unit that does not fit in it
+      (``unit_larger_than_node``: three synthetic jobs ask 18 cores on each of 18 nodes).
 
     Raises :class:`TraceError` on a malformed line.
     """
@@ -193,6 +196,9 @@ def read_eurora_jobs(
             report.read += 1
             job = _parse_job(line, p, lineno, report, queues, power, fallback_ewt, aliases, seen)
             if job is None:
+                continue
+            if max_unit is not None and not job.unit.fits_in(max_unit):
+                report.skip("unit_larger_than_node")
                 continue
             seen.add(job.id)
             jobs.append(job)
