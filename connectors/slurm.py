@@ -1,0 +1,297 @@
+"""The Slurm connector: snapshots from ``squeue --json`` / ``sinfo --json``, decisions through
+``scontrol``.
+
+* Snapshot: ``sinfo --json`` (per-node records in 21.08/22.05; on newer Slurm, whose
+  ``sinfo --json`` is grouped, ``scontrol show node --json``) and ``squeue --json``. In 22.05
+  ``--json`` ignores ``-j/-t/-n`` filters, so everything is read and filtered here.
+* Start on exactly the chosen nodes: ``scontrol update JobId=X NodeList=<nodes>
+  NumNodes=k-k`` then ``scontrol release X`` (NodeList alone means "must include": Slurm may
+  add nodes). The job must be pending; wattsched keeps jobs held (``sbatch -H`` or the
+  ``deploy/slurm/job_submit.lua`` plugin) so that Slurm never starts them on its own.
+* Which held jobs are wattsched's: ``job_submit.lua`` holds every new job of a managed
+  partition and marks it ``AdminComment=wattsched:gate``. A marked held job is offered to the
+  dispatcher (``Job.held`` False); a job its user holds (``sbatch -H``) is ``held``.
+* A job requeued after a node failure comes back unheld: the snapshot holds it again.
+* Power: ``scontrol update NodeName=n State=POWER_DOWN|POWER_UP`` (Slurm's power saving with
+  Suspend/ResumeProgram does the switching).
+
+Slurm node states map to power states as follows: ``POWERED_DOWN`` -> off;
+``POWERING_DOWN``/``POWER_DOWN`` -> shutting down; ``POWERING_UP``/``POWER_UP`` -> booting;
+``DOWN``/``FAIL`` (not powered down) -> failed; anything else -> on. A node is unavailable
+for new work when drained, down, failed, in maintenance, reserved or not responding.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from wattsched.connectors.base import (
+    Capability,
+    Connector,
+    RMSCommandError,
+    StartResult,
+    UnknownJobError,
+    UnknownNodeError,
+)
+from wattsched.connectors.rms_options import RMSOptions, per_unit
+from wattsched.connectors.runner import CommandRunner
+from wattsched.connectors.slurm_json import (
+    SlurmJob,
+    SlurmNode,
+    fold_hostlist,
+    load_json,
+    parse_jobs,
+    parse_key_values,
+    parse_node_record,
+    parse_nodes,
+)
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    PowerState,
+    Resources,
+    RunningJob,
+    Snapshot,
+)
+
+log = logging.getLogger(__name__)
+
+RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "STAGE_OUT"})
+UNAVAILABLE_FLAGS = frozenset(
+    {"DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "MAINTENANCE", "RESERVED",
+     "NOT_RESPONDING", "INVALID_REG", "REBOOT_REQUESTED", "REBOOT_ISSUED"}
+)  # fmt: skip
+UNAVAILABLE_STATES = frozenset({"DOWN", "FAIL", "FUTURE", "INVAL", "UNKNOWN", "ERROR"})
+NOT_STARTABLE_REASONS = frozenset(
+    {"Dependency", "DependencyNeverSatisfied", "BeginTime", "JobArrayTaskLimit",
+     "PartitionDown", "PartitionInactive", "InvalidAccount", "InvalidQOS"}
+)  # fmt: skip
+"""Pending jobs Slurm could not run whatever the nodes: not offered to the dispatcher."""
+GATE_MARKER = "wattsched:gate"
+"""The AdminComment ``deploy/slurm/job_submit.lua`` puts on the jobs it holds for wattsched."""
+
+
+def power_state(node: SlurmNode) -> PowerState:
+    """The model power state of a Slurm node (see the module docstring)."""
+    f = node.flags
+    if "POWERED_DOWN" in f:
+        return PowerState.OFF
+    if "POWERING_DOWN" in f or "POWER_DOWN" in f:
+        return PowerState.SHUTTING_DOWN
+    if "POWERING_UP" in f or "POWER_UP" in f:
+        return PowerState.BOOTING
+    if node.state in ("DOWN", "FAIL") or "FAIL" in f:
+        return PowerState.FAILED
+    return PowerState.ON
+
+
+def available(node: SlurmNode) -> bool:
+    """False when an admin or a fault keeps new work off the node."""
+    if node.flags & UNAVAILABLE_FLAGS:
+        return False
+    if node.state in UNAVAILABLE_STATES:
+        # A powered-down node reads DOWN-ish in some versions; powered down is available.
+        return "POWERED_DOWN" in node.flags and node.state != "DOWN"
+    return True
+
+
+class SlurmConnector(Connector):
+    """Slurm through its command-line tools, run by ``runner`` (locally or over SSH)."""
+
+    name = "slurm"
+
+    def __init__(
+        self,
+        runner: CommandRunner,
+        options: RMSOptions | None = None,
+        *,
+        gate_marker: str = GATE_MARKER,
+    ) -> None:
+        self.runner = runner
+        self.options = options or RMSOptions()
+        self.gate_marker = gate_marker
+        self._node_cmd: list[str] | None = None
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return frozenset(Capability)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def read_nodes(self) -> list[SlurmNode]:
+        """Every node, one record each (version-independent)."""
+        if self._node_cmd is None:
+            text = self.runner.run(["sinfo", "--json"]).stdout
+            doc = load_json(text, "sinfo --json")
+            if isinstance(doc.get("nodes"), list):
+                self._node_cmd = ["sinfo", "--json"]
+                return [parse_node_record(n) for n in doc["nodes"]]
+            # Newer Slurm groups sinfo records: ask scontrol for per-node detail.
+            self._node_cmd = ["scontrol", "show", "node", "--json"]
+        return parse_nodes(self.runner.run(self._node_cmd).stdout)
+
+    def read_jobs(self) -> list[SlurmJob]:
+        """Every job Slurm still shows (filtering is ours: 22.05 ignores squeue filters)."""
+        return parse_jobs(self.runner.run(["squeue", "--json"]).stdout)
+
+    def show_job(self, job_id: str) -> dict[str, str]:
+        """``scontrol show job -o ID`` as a dict (fields squeue's JSON lacks, e.g. NumTasks)."""
+        _check_id(job_id)
+        try:
+            out = self.runner.run(["scontrol", "show", "job", "-o", job_id]).stdout
+        except RMSCommandError as exc:
+            raise _map_error(exc, job=job_id) from exc
+        recs = parse_key_values(out, "JobId")
+        if not recs:
+            raise UnknownJobError(f"Slurm does not know job {job_id!r}")
+        return recs[0]
+
+    def snapshot(self) -> Snapshot:
+        opts = self.options
+        now = int(opts.clock())
+        nodes = [self._node(n) for n in self.read_nodes() if self._managed_node(n)]
+        names = {n.name for n in nodes}
+        running: list[RunningJob] = []
+        queued: list[Job] = []
+        for sj in self.read_jobs():
+            if sj.state in RUNNING_STATES and sj.nodes:
+                if not set(sj.nodes) <= names:
+                    continue
+                job = self._job(sj, units=len(sj.nodes))
+                start = sj.start_time or now
+                end = sj.end_time if sj.end_time and sj.end_time >= start else start + job.walltime
+                running.append(RunningJob(job, start, sj.nodes, end))
+            elif sj.state == "PENDING":
+                part = opts.first_managed(sj.partition)
+                if part is None:
+                    continue
+                if not sj.held and sj.restart_count > 0 and opts.rehold_requeued:
+                    sj = self._rehold(sj)
+                if sj.reason in NOT_STARTABLE_REASONS:
+                    continue
+                queued.append(self._job(sj, units=sj.node_count, partition=part))
+        return Snapshot(time=now, nodes=tuple(nodes), running=tuple(running), queued=tuple(queued))
+
+    def _rehold(self, sj: SlurmJob) -> SlurmJob:
+        try:
+            self.hold(sj.job_id)
+        except (RMSCommandError, UnknownJobError) as exc:
+            log.warning("could not hold requeued job %s again: %s", sj.job_id, exc)
+            return sj
+        log.info("held requeued job %s again", sj.job_id)
+        return replace(sj, held=True, reason="JobHeldAdmin")
+
+    def is_gated(self, sj: SlurmJob) -> bool:
+        """True for a held job that waits for wattsched (marked by ``job_submit.lua``)."""
+        return sj.held and bool(self.gate_marker) and self.gate_marker in sj.admin_comment
+
+    def _managed_node(self, n: SlurmNode) -> bool:
+        return not self.options.partitions or any(self.options.manages(p) for p in n.partitions)
+
+    def _node(self, n: SlurmNode) -> Node:
+        opts = self.options
+        part = next((p for p in n.partitions if opts.manages(p)), None)
+        return Node(
+            name=n.name,
+            capacity=Resources(cores=n.cpus, mem_mb=n.memory_mb, gpus=n.gpus),
+            power=opts.node_power,
+            state=power_state(n),
+            boot_s=opts.boot_s,
+            shutdown_s=opts.shutdown_s,
+            available=available(n),
+            partition=part,
+        )
+
+    def _job(self, sj: SlurmJob, *, units: int, partition: str | None = None) -> Job:
+        opts = self.options
+        units = max(units, 1)
+        unit = Resources(
+            cores=max(per_unit(sj.cpus, units), 1),
+            mem_mb=per_unit(sj.memory_mb_per_node or 0, 1),
+            gpus=per_unit(sj.gpus, units),
+        )
+        walltime = sj.time_limit_min * 60 if sj.time_limit_min else opts.default_walltime_s
+        return Job(
+            id=sj.job_id,
+            submit=max(sj.submit_time, 0),
+            walltime=walltime,
+            units=units,
+            unit=unit,
+            unit_power_w=opts.job_power.unit_watts(unit, units, sj.comment),
+            queue=partition or sj.partition or "default",
+            user=sj.user,
+            held=sj.held and not self.is_gated(sj),
+            partition=partition or sj.partition or None,
+        )
+
+    # -- acting ------------------------------------------------------------------------------
+
+    def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
+        """Pin the pending job to exactly ``nodes`` (one per unit) and release it."""
+        distinct = list(dict.fromkeys(nodes))
+        if not distinct:
+            raise ValueError(f"start of job {job_id!r} names no node")
+        for n in distinct:
+            _check_id(n)
+        info = self.show_job(job_id)
+        if info.get("JobState") != "PENDING":
+            raise UnknownJobError(
+                f"job {job_id} is {info.get('JobState', 'unknown')}, not pending: not started"
+            )
+        k = len(distinct)
+        hostlist = fold_hostlist(distinct)
+        cmd = ["scontrol", "update", f"JobId={job_id}", f"NodeList={hostlist}", f"NumNodes={k}-{k}"]
+        try:
+            self.runner.run(cmd)
+            self.runner.run(["scontrol", "release", job_id])
+        except RMSCommandError as exc:
+            raise _map_error(exc, job=job_id) from exc
+        return StartResult(job_id, tuple(nodes))
+
+    def hold(self, job_id: str) -> None:
+        """``scontrol hold``: Slurm will not start the job by itself."""
+        self._job_cmd("hold", job_id)
+
+    def release(self, job_id: str) -> None:
+        """``scontrol release``."""
+        self._job_cmd("release", job_id)
+
+    def _job_cmd(self, verb: str, job_id: str) -> None:
+        _check_id(job_id)
+        try:
+            self.runner.run(["scontrol", verb, job_id])
+        except RMSCommandError as exc:
+            raise _map_error(exc, job=job_id) from exc
+
+    def power(self, node: str, on: bool) -> None:
+        """``scontrol update NodeName=node State=POWER_UP|POWER_DOWN``."""
+        _check_id(node)
+        state = "POWER_UP" if on else "POWER_DOWN"
+        try:
+            self.runner.run(["scontrol", "update", f"NodeName={node}", f"State={state}"])
+        except RMSCommandError as exc:
+            raise _map_error(exc, node=node) from exc
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def _check_id(value: str) -> None:
+    """Job ids and node names go into ``Key=value`` words: refuse anything that could split."""
+    if not value or any(c.isspace() for c in value) or "=" in value or value.startswith("-"):
+        raise ValueError(f"not a valid Slurm job id or node name: {value!r}")
+
+
+def _map_error(
+    exc: RMSCommandError, *, job: str | None = None, node: str | None = None
+) -> Exception:
+    text = exc.stderr.lower()
+    if job is not None and ("invalid job id" in text or "job not found" in text):
+        return UnknownJobError(f"Slurm does not know job {job!r}: {exc.stderr.strip()}")
+    if node is not None and "invalid node name" in text:
+        return UnknownNodeError(f"Slurm does not know node {node!r}: {exc.stderr.strip()}")
+    if job is not None and ("already completing" in text or "no longer pending" in text):
+        return UnknownJobError(f"job {job} is not pending: {exc.stderr.strip()}")
+    return exc

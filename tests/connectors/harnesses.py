@@ -1,0 +1,136 @@
+"""Backends of the connector contract suite: each wraps a connector and checks its effects
+with the RMS itself (not through the connector under test)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from slurm_cluster import SlurmCluster
+from wattsched.connectors.base import Connector
+from wattsched.connectors.rms_options import RMSOptions
+from wattsched.connectors.runner import LocalRunner
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.connectors.slurm import SlurmConnector
+from wattsched.scheduler.model import Job, Node, PowerState, Resources
+
+
+class Harness:
+    """What the contract tests need from a backend besides the connector."""
+
+    name = "base"
+    connector: Connector
+    rms_starts_released = True
+    """After release() the RMS starts the job by itself (real RMSs; not the simulator)."""
+    power_timeout_s = 60.0
+
+    def submit(self, units: int, seconds: int = 60, *, user_hold: bool = False) -> str:
+        """Submit a 1-core-per-unit job that waits for wattsched; its id."""
+        raise NotImplementedError
+
+    def ran_on(self, job_id: str, timeout: float = 20.0) -> tuple[str, ...] | None:
+        """The nodes the job runs on, asked of the RMS; None if it did not start in time."""
+        raise NotImplementedError
+
+    def node_power(self, node: str) -> PowerState:
+        """The node's power state as the RMS itself reports it."""
+        raise NotImplementedError
+
+    def cleanup(self) -> None:
+        """Between tests."""
+
+
+@dataclass
+class SlurmHarness(Harness):
+    """Real Slurm (the session cluster of ``conftest.py``), jobs gated by job_submit.lua."""
+
+    cluster: SlurmCluster
+    connector: SlurmConnector = field(init=False)
+    name = "slurm"
+
+    def __post_init__(self) -> None:
+        self.connector = SlurmConnector(
+            LocalRunner(self.cluster.env, cwd=self.cluster.root, timeout=20),
+            RMSOptions(default_walltime_s=3600),
+        )
+
+    def submit(self, units: int, seconds: int = 60, *, user_hold: bool = False) -> str:
+        args = ["sbatch", "--parsable", "-o", "/dev/null", "-N", str(units), "-n", str(units)]
+        if user_hold:
+            args.append("-H")
+        out = self.cluster.run(*args, "--wrap", f"sleep {seconds}")
+        return out.strip().split(";")[0]
+
+    def _show(self, job_id: str) -> dict[str, str]:
+        line = self.cluster.run("scontrol", "show", "job", "-o", job_id)
+        return dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+
+    def ran_on(self, job_id: str, timeout: float = 20.0) -> tuple[str, ...] | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rec = self._show(job_id)
+            if rec.get("JobState") in ("RUNNING", "COMPLETING", "COMPLETED"):
+                hosts = self.cluster.run("scontrol", "show", "hostnames", rec["NodeList"])
+                return tuple(hosts.split())
+            time.sleep(0.2)
+        return None
+
+    def job_state(self, job_id: str) -> str:
+        """``JobState`` from ``scontrol show job``."""
+        return self._show(job_id).get("JobState", "")
+
+    def node_power(self, node: str) -> PowerState:
+        state = self.cluster.node_states()[node]
+        if "POWERED_DOWN" in state:
+            return PowerState.OFF
+        if "POWERING_DOWN" in state or "POWER_DOWN" in state:
+            return PowerState.SHUTTING_DOWN
+        if "POWERING_UP" in state or "POWER_UP" in state:
+            return PowerState.BOOTING
+        return PowerState.ON
+
+    def cleanup(self) -> None:
+        self.cluster.cancel_all()
+        states = self.cluster.node_states()
+        for n, s in states.items():
+            if "POWER" in s:
+                self.cluster.run("scontrol", "update", f"NodeName={n}", "State=POWER_UP")
+            if "DRAIN" in s or "DOWN" in s:
+                self.cluster.run("scontrol", "update", f"NodeName={n}", "State=RESUME", check=False)
+        self.cluster.wait_idle(60)
+
+
+@dataclass
+class SimulatedHarness(Harness):
+    """The in-process simulated cluster: 4 nodes of 4 cores, a pool of pending jobs."""
+
+    name = "simulated"
+    rms_starts_released = False
+    connector: SimulatedCluster = field(init=False)
+    _pool: dict[int, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=1000)) for i in range(1, 5)]
+        jobs: list[Job] = []
+        for units in (1, 2):
+            self._pool[units] = []
+            for k in range(8):
+                jid = f"{units}u{k}"
+                jobs.append(Job(jid, 0, 600, units, Resources(cores=1), runtime=60))
+                self._pool[units].append(jid)
+        self.connector = SimulatedCluster(nodes, jobs, start_time=0)
+
+    def submit(self, units: int, seconds: int = 60, *, user_hold: bool = False) -> str:
+        jid = self._pool[units].pop(0)
+        if user_hold:
+            self.connector.hold(jid)
+        return jid
+
+    def ran_on(self, job_id: str, timeout: float = 20.0) -> tuple[str, ...] | None:
+        for r in self.connector.snapshot().running:
+            if r.job.id == job_id:
+                return r.nodes
+        return None
+
+    def node_power(self, node: str) -> PowerState:
+        return next(n.state for n in self.connector.snapshot().nodes if n.name == node)
