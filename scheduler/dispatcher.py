@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import operator
 from collections.abc import Callable
 
 from wattsched.scheduler.mapper import StateCache
@@ -21,20 +22,87 @@ class Dispatcher(abc.ABC):
 
     def __init__(self) -> None:
         self.cache = StateCache()
+        self._memo: _Memo | None = None
 
     @abc.abstractmethod
     def plan(self, snap: Snapshot) -> Plan:
         """The plan for this snapshot: the jobs to start now (and, where known, later)."""
 
+    def _unchanged_prefix(self, snap: Snapshot, ids: list[str]) -> int:
+        """How many of ``ids`` (this cycle's eligible queue, in dispatch order) the last plan
+        already tried on exactly the same cluster, or 0.
+
+        Valid only when the last plan started nothing now, the running jobs, the nodes and the
+        cap are the very same objects, no cap step fell in between, and the last queue is a
+        prefix of this one (only arrivals since). Then every job tried last time fails again,
+        and only the new ones need trying: the decisions are those of a full pass.
+        """
+        m = self._memo
+        if (
+            m is None
+            or m.started_any
+            or m.running is not snap.running
+            or m.nodes is not snap.nodes
+            or m.cap is not snap.cap
+            or not m.ids
+        ):
+            return 0
+        nc = snap.cap.next_change(m.time)
+        if nc is not None and nc <= snap.time:
+            return 0
+        n = len(m.ids)
+        return n if ids[:n] == m.ids else 0
+
+    def _remember(self, snap: Snapshot, ids: list[str], plan: Plan, extra: object = None) -> None:
+        self._memo = _Memo(
+            snap.time,
+            snap.running,
+            snap.nodes,
+            snap.cap,
+            ids,
+            any(True for _ in plan.starts_now()),
+            extra,
+        )
+
+
+class _Memo:
+    """What the last plan saw (identity of the snapshot's parts) and decided."""
+
+    __slots__ = ("cap", "extra", "ids", "nodes", "running", "started_any", "time")
+
+    def __init__(
+        self,
+        time: int,
+        running: tuple[object, ...],
+        nodes: tuple[object, ...],
+        cap: object,
+        ids: list[str],
+        started_any: bool,
+        extra: object,
+    ) -> None:
+        self.time = time
+        self.running = running
+        self.nodes = nodes
+        self.cap = cap
+        self.ids = ids
+        self.started_any = started_any
+        self.extra = extra
+
 
 def submit_order(jobs: tuple[Job, ...] | list[Job]) -> list[Job]:
-    """Jobs by submit time, then by id (first come, first served)."""
-    return sorted(jobs, key=lambda j: (j.submit, _id_key(j.id)))
+    """Eligible (not held) jobs by submit time, ties in the order the RMS lists them."""
+    return sorted((j for j in jobs if not j.held), key=_SUBMIT)
 
 
 def prb_order(jobs: tuple[Job, ...] | list[Job]) -> list[Job]:
-    """PRB's job order: expected wait time of the queue, then demand, then submit time."""
-    return sorted(jobs, key=lambda j: (j.ewt, j.demand(), j.submit, _id_key(j.id)))
+    """PRB's job order (eligible jobs): expected wait time of the queue, then demand, then
+    submit time."""
+    return sorted(
+        (j for j in jobs if not j.held), key=lambda j: (j.ewt, j.demand(), j.submit, _id_key(j.id))
+    )
+
+
+_SUBMIT = operator.attrgetter("submit")
 
 
 def _id_key(job_id: str) -> tuple[int, str]:

@@ -34,11 +34,34 @@ class EASYDispatcher(Dispatcher):
 
     name = "easy"
 
+    def __init__(self, full_plan: bool = False) -> None:
+        super().__init__()
+        self.full_plan = full_plan
+        """Always compute and publish the head's reservation (else only when some job could
+        backfill: the fast path for replays)."""
+
     def plan(self, snap: Snapshot) -> Plan:
         now = snap.time
         state = self.cache.state(snap)
         order = state.order_index()
         queue = submit_order(snap.queued)
+        ids = [j.id for j in queue]
+        seen = self._unchanged_prefix(snap, ids)
+        memo = self._memo
+        if seen and memo is not None and memo.extra is None:
+            # Nothing could backfill last time and no reservation was needed: compute it now
+            # only if a new job could backfill.
+            seen = 0
+        if seen and memo is not None and isinstance(memo.extra, tuple):
+            # Only arrivals since a plan that started nothing: same head, same reservation;
+            # only the new jobs may backfill.
+            head_id, res = memo.extra
+            out = self._backfill(state, self._candidates(state, queue[seen:]), now, order, _copy(res))
+            if res is not None:
+                out.append(Assignment(head_id, res.shadow, res.nodes))
+            plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
+            self._remember(snap, ids, plan, memo.extra)
+            return plan
         out: list[Assignment] = []
         ends: list[tuple[int, str]] = [(max(rj.end_estimate, now), rj.job.id) for rj in snap.running]
         started: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
@@ -55,15 +78,25 @@ class EASYDispatcher(Dispatcher):
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
-            return Plan(now, tuple(out))
+            plan = Plan(now, tuple(out))
+            self._remember(snap, ids, plan)
+            return plan
         head = queue[i]
-        res = self._reserve(state, head, now, ends, started)
         rest = queue[i + 1 :]
-        if rest:
-            out.extend(self._backfill(state, rest, now, order, res))
+        candidates = self._candidates(state, rest)
+        res = (
+            self._reserve(state, head, now, ends, started)
+            if candidates or self.full_plan
+            else None
+        )
+        memo_extra = (head.id, _copy(res)) if candidates or self.full_plan else None
+        if candidates:
+            out.extend(self._backfill(state, candidates, now, order, res))
         if res is not None:
             out.append(Assignment(head.id, res.shadow, res.nodes))
-        return Plan(now, tuple(out), SolverStats(status="heuristic"))
+        plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
+        self._remember(snap, ids, plan, memo_extra)
+        return plan
 
     def _reserve(
         self,
@@ -80,15 +113,23 @@ class EASYDispatcher(Dispatcher):
         placements = self.cache.running_placements()
         pending = sorted(ends)
         times = sorted({t for t, _ in pending} | self._cap_times(state, now, pending))
+        need = jv.total.tolist()
+        pooled = future.free_total.tolist()
         k = 0
+        released = 0
         for t in times:
             while k < len(pending) and pending[k][0] <= t:
-                jid = pending[k][1]
+                pjv = (started[pending[k][1]] if pending[k][1] in started
+                       else placements[pending[k][1]])[0]
+                pooled = [a + b * int(pjv.units) for a, b in zip(pooled, pjv.req.tolist(), strict=True)]
                 k += 1
+            if any(n > p for n, p in zip(need, pooled, strict=True)):
+                continue  # cannot fit even pooled: skip the node-level work
+            while released < k:
+                jid = pending[released][1]
+                released += 1
                 pjv, idx, cnt = started[jid] if jid in started else placements[jid]
                 future.release(pjv, idx, cnt)
-            if future.quick_reject(jv):
-                continue
             placed = future.place(jv, order, t)
             if placed is None:
                 continue
@@ -108,6 +149,14 @@ class EASYDispatcher(Dispatcher):
                 out.add(t)
         return out
 
+    def _candidates(self, state: ClusterState, jobs: list[Job]) -> list[Job]:
+        """The jobs whose total need fits in what is free now, pooled (the rest cannot start)."""
+        if not jobs:
+            return []
+        totals = np.array([self.cache.vec(j).total for j in jobs], dtype=np.int64)
+        ok = (totals <= state.free_total).all(axis=1)
+        return [jobs[int(p)] for p in np.flatnonzero(ok)]
+
     def _backfill(
         self,
         state: ClusterState,
@@ -117,10 +166,8 @@ class EASYDispatcher(Dispatcher):
         res: _Reservation | None,
     ) -> list[Assignment]:
         out: list[Assignment] = []
-        vecs = [self.cache.vec(j) for j in rest]
-        totals = np.array([v.total for v in vecs], dtype=np.int64)
-        for pos in np.flatnonzero((totals <= state.free_total).all(axis=1)):
-            job, jv = rest[int(pos)], vecs[int(pos)]
+        for job in rest:
+            jv = self.cache.vec(job)
             if state.quick_reject(jv):
                 continue
             short = res is None or now + job.walltime <= res.shadow
@@ -128,6 +175,8 @@ class EASYDispatcher(Dispatcher):
                 placed = state.place(jv, order, now)
             else:
                 assert res is not None
+                if (jv.total > res.spare.sum(axis=0)).any():
+                    continue  # cannot fit in what the head leaves spare, even pooled
                 limit_k = _units_in(res.spare, jv)
                 placed = state.place(jv, order, now, limit_k=limit_k)
                 if placed is not None:
@@ -144,11 +193,17 @@ class EASYDispatcher(Dispatcher):
             state.commit(jv, idx, cnt)
             out.append(Assignment(job.id, now, state.names_for(idx, cnt)))
             if not short and res is not None:
-                np.subtract.at(res.spare, idx, np.outer(cnt, jv.req))
+                res.spare[idx] -= cnt[:, None] * jv.req
                 res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
                     state.arrays.first_core_w[idx].sum()
                 )
         return out
+
+
+def _copy(res: _Reservation | None) -> _Reservation | None:
+    if res is None:
+        return None
+    return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes)
 
 
 def _units_in(free: IntArray, jv: JobVec) -> IntArray:

@@ -42,10 +42,15 @@ class JobVec:
     nz: IntArray
     """Indexes of the resources the unit needs (> 0)."""
     total: IntArray
+    node_w: FloatArray | None = None
+    """Power of one unit on each node (from the node models), when the job has no estimate."""
 
     @classmethod
-    def of(cls, job: Job) -> JobVec:
+    def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
         req = np.array(job.unit.as_tuple(), dtype=np.int64)
+        node_w = None
+        if job.unit_power_w is None and arrays is not None:
+            node_w = arrays.res_w @ req.astype(float)
         return cls(
             req=req,
             units=job.units,
@@ -53,6 +58,7 @@ class JobVec:
             unit_power_w=job.unit_power_w,
             nz=np.flatnonzero(req),
             total=req * job.units,
+            node_w=node_w,
         )
 
 
@@ -62,7 +68,10 @@ class NodeArrays:
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = tuple(nodes)
         self.names = [n.name for n in nodes]
+        self.names_arr = np.array(self.names, dtype=object)
         self.index = {n.name: i for i, n in enumerate(nodes)}
+        if len(self.index) != len(self.names):
+            raise ValueError("node names must be unique")
         self.capacity: IntArray = np.array(
             [n.capacity.as_tuple() for n in nodes], dtype=np.int64
         ).reshape(len(nodes), 4)
@@ -106,13 +115,21 @@ class ClusterState:
         """Power of one unit of this job on each of the nodes ``idx``."""
         if jv.unit_power_w is not None:
             return np.full(len(idx), jv.unit_power_w, dtype=float)
+        if jv.node_w is not None:
+            return jv.node_w[idx]
         return self.arrays.res_w[idx] @ jv.req.astype(float)
+
+    def units_watts(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
+        """Power of ``counts[i]`` units on node ``idx[i]``, first cores not counted."""
+        if jv.unit_power_w is not None:
+            return jv.unit_power_w * float(counts.sum())
+        return float(np.dot(self.unit_watts(jv, idx), counts))
 
     def delta_watts(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Extra power if ``counts[i]`` units go on node ``idx[i]``."""
-        extra = float(np.dot(self.unit_watts(jv, idx), counts))
-        woken = self.busy_units[idx] == 0
-        return extra + float(self.arrays.first_core_w[idx][woken].sum())
+        fc = self.arrays.first_core_w[idx]
+        woken = float(fc[self.busy_units[idx] == 0].sum()) if fc.any() else 0.0
+        return self.units_watts(jv, idx, counts) + woken
 
     def cap_limit(self, t: int, walltime: int) -> float:
         """The lowest cap over a job's possible run ``[t, t + walltime)``."""
@@ -171,16 +188,17 @@ class ClusterState:
     def commit(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Book the units on the nodes; returns the power added."""
         delta = self.delta_watts(jv, idx, counts)
-        np.subtract.at(self.free, idx, np.outer(counts, jv.req))
-        np.add.at(self.busy_units, idx, counts)
+        # Placements name each node once, so plain fancy indexing is exact.
+        self.free[idx] -= counts[:, None] * jv.req
+        self.busy_units[idx] += counts
         self.free_total -= jv.req * int(counts.sum())
         self.power_w += delta
         return delta
 
     def release(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Undo :meth:`commit` (a job ended); returns the power removed."""
-        np.add.at(self.free, idx, np.outer(counts, jv.req))
-        np.subtract.at(self.busy_units, idx, counts)
+        self.free[idx] += counts[:, None] * jv.req
+        self.busy_units[idx] -= counts
         self.free_total += jv.req * int(counts.sum())
         delta = self.delta_watts(jv, idx, counts)
         self.power_w -= delta
@@ -188,8 +206,7 @@ class ClusterState:
 
     def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
         """One node name per unit, from a placement."""
-        names = self.arrays.names
-        return tuple(names[int(i)] for i, c in zip(idx, counts, strict=True) for _ in range(int(c)))
+        return tuple(self.arrays.names_arr[np.repeat(idx, counts)].tolist())
 
     # -- node orders -------------------------------------------------------------------------
 
@@ -234,7 +251,7 @@ class StateCache:
         """The job's arrays (cached by id)."""
         v = self._vecs.get(job.id)
         if v is None:
-            v = JobVec.of(job)
+            v = JobVec.of(job, self._arrays)
             self._vecs[job.id] = v
         return v
 
@@ -245,6 +262,7 @@ class StateCache:
             self._arrays = NodeArrays(snap.nodes)
             self._base = ClusterState(self._arrays, snap.cap)
             self._running = {}
+            self._vecs = {}
         self._nodes = snap.nodes
         assert self._base is not None and self._arrays is not None
         base = self._base

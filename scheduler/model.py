@@ -296,10 +296,6 @@ class Snapshot:
     outside_temp_c: tuple[tuple[int, float], ...] = ()
     """Forecast of the outside temperature: ``(time, celsius)`` steps (cooling-aware dispatch)."""
 
-    def __post_init__(self) -> None:
-        names = [n.name for n in self.nodes]
-        _check(len(set(names)) == len(names), "Snapshot", "nodes", "duplicates", "names must be unique")
-
     def node_index(self) -> dict[str, int]:
         """Node name -> position in :attr:`nodes` (the solver-index boundary)."""
         return {n.name: i for i, n in enumerate(self.nodes)}
