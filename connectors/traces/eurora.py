@@ -179,6 +179,7 @@ def read_eurora_jobs(
       ``max_unit`` (a node's capacity) is given, a unit that does not fit in it
       (``unit_larger_than_node``: three synthetic jobs ask 18 cores on each of 18 nodes).
 
+    ``meta`` holds ``path`` and ``first_submit`` (the origin of the power-cap profiles).
     Raises :class:`TraceError` on a malformed line.
     """
     if not queues:
@@ -203,7 +204,11 @@ def read_eurora_jobs(
             seen.add(job.id)
             jobs.append(job)
             report.kept += 1
-    return Workload(jobs=jobs, report=report, meta={"path": str(p)})
+    meta = {"path": str(p)}
+    if jobs:
+        # The power-capping paper counts cap offsets from the first arrival of the instance.
+        meta["first_submit"] = str(min(j.submit for j in jobs))
+    return Workload(jobs=jobs, report=report, meta=meta)
 
 
 def _parse_job(

@@ -135,6 +135,7 @@ def test_first_historical_job(eurora_dir: Path, queues: dict[str, int]) -> None:
     assert job.walltime == 4 * 3600
     assert (job.units, job.unit) == (1, Resources(cores=16, mem_mb=4096, gpus=1, mics=0))
     assert (job.queue, job.ewt, job.unit_power_w) == ("parallel", 21600, 213.0)
+    assert w.meta["first_submit"] == str(min(j.submit for j in w.jobs))
 
 
 def test_multi_node_and_duplicates(

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wattsched.connectors.traces import TraceError, read_swf
 from wattsched.connectors.traces.swf import SWF_FIELDS, SWFRecord
 
@@ -159,3 +161,20 @@ def test_speed_figure(data_dir: Path) -> None:
         dt = time.perf_counter() - t0
         print(f"\n{name}: {w.report.read} lines in {dt:.3f} s ({w.report.read / dt:,.0f} lines/s)")
         assert w.report.read > 0
+
+
+@given(
+    procs=st.integers(min_value=1, max_value=4096),
+    cpn=st.integers(min_value=1, max_value=128),
+)
+@settings(max_examples=60, deadline=None)
+def test_units_rule_property(
+    tmp_path_factory: pytest.TempPathFactory, procs: int, cpn: int
+) -> None:
+    """Units never exceed a node, cover the processors, and use no more nodes than needed."""
+    path = tmp_path_factory.mktemp("prop") / "p.swf"
+    path.write_text(f"1 0 0 10 {procs} -1 -1 {procs} 20 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    (job,) = read_swf(path, cores_per_node=cpn, nodes=4096).jobs
+    assert job.unit.cores <= cpn
+    assert job.units * job.unit.cores >= procs
+    assert (job.units - 1) * cpn < procs
