@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from harnesses import Harness, SimulatedHarness, SlurmHarness
 from slurm_cluster import SlurmCluster, missing_binaries, start_cluster
+from sshd_server import SSHServer, start_sshd
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -65,3 +67,14 @@ def backend(request: pytest.FixtureRequest) -> Harness:
     if request.param == "slurm":
         return request.getfixturevalue("slurm")
     return SimulatedHarness()
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHServer]:
+    """A real sshd on a loopback port (root login with a generated ed25519 key)."""
+    try:
+        server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        _skip(f"sshd did not come up: {exc}")
+    yield server
+    server.stop()
