@@ -30,7 +30,7 @@ def _ssh(server: SSHServer, **kw: object) -> SSHRunner:
         "timeout": 10.0,
     }
     args.update(kw)
-    return SSHRunner("127.0.0.1", **args)  # type: ignore[arg-type]
+    return SSHRunner("127.0.0.1", **args)
 
 
 # -- local --------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def test_local_timeout_is_typed() -> None:
 
 def test_shell_strings_are_refused() -> None:
     with pytest.raises(ValueError):
-        LocalRunner().run("squeue --json")  # type: ignore[arg-type]
+        LocalRunner().run("squeue --json")
     with pytest.raises(ValueError):
         LocalRunner().run([])
 
