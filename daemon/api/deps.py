@@ -1,0 +1,51 @@
+"""The API's dependencies: the service, one DB session per request, the bearer-token check."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+from wattsched.daemon.loop import Service
+
+_bearer = HTTPBearer(auto_error=False, description="the token of api.token_file")
+
+
+def get_service(request: Request) -> Service:
+    """The running service."""
+    service: Service = request.app.state.service
+    return service
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """One database session for the request, closed after it."""
+    service: Service = request.app.state.service
+    with service.store.sessions() as session:
+        yield session
+
+
+def require_token(
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> None:
+    """Refuse a mutation without the bearer token: 401 when missing, 403 when wrong or when
+    no token is configured (mutations disabled)."""
+    token: str | None = request.app.state.token
+    if creds is None or creds.scheme.lower() != "bearer":
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "a bearer token is required",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if token is None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "mutations are disabled: no api.token_file")
+    if not hmac.compare_digest(creds.credentials.encode(), token.encode()):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "invalid token")
+
+
+ServiceDep = Annotated[Service, Depends(get_service)]
+SessionDep = Annotated[Session, Depends(get_session)]
+Authorized = Depends(require_token)

@@ -1,0 +1,51 @@
+"""``GET /health`` and ``GET /status``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
+from wattsched.daemon.api.deps import ServiceDep, SessionDep
+from wattsched.daemon.api.schemas import Health, Status
+from wattsched.daemon.store import current_revision
+from wattsched.daemon.store_models import CycleRow
+
+router = APIRouter(tags=["status"])
+
+
+@router.get("/health", response_model=Health)
+def health(service: ServiceDep) -> Health:
+    """The process answers and its database too (503 otherwise)."""
+    try:
+        rev = current_revision(service.store.engine)
+    except SQLAlchemyError as exc:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "database unreachable") from exc
+    return Health(status="ok", schema_revision=rev or "")
+
+
+@router.get("/status", response_model=Status)
+def get_status(service: ServiceDep, session: SessionDep) -> Status:
+    """Mode, last cycle time and duration, power now vs cap, queue, nodes by state, errors."""
+    last = service.last
+    cycles = session.scalar(select(func.count()).select_from(CycleRow)) or 0
+    errors = service.counters.copy()["errors"]
+    cap = service.cap.at(last.time) if last and last.time is not None else None
+    return Status(
+        mode=service.mode,
+        dispatcher=service.dispatcher.name,
+        cycle_seconds=service.cycle_seconds,
+        cycles=cycles,
+        last_cycle_at=last.started_at if last else None,
+        last_cycle_duration_s=last.duration_s if last else None,
+        last_cycle_ok=last.ok if last else None,
+        last_error=last.error if last else None,
+        cluster_time=last.time if last else None,
+        power_w=last.power_w if last else None,
+        cap_w=cap if cap is not None and cap != float("inf") else None,
+        queue_length=last.jobs_by_state.get("queued", 0) if last else 0,
+        running=last.jobs_by_state.get("running", 0) if last else 0,
+        planned=last.planned if last else 0,
+        planned_mean_wait_s=last.planned_mean_wait_s if last else None,
+        nodes_by_state=dict(last.nodes_by_state) if last else {},
+        errors=errors,
+    )

@@ -1,0 +1,50 @@
+"""``GET /jobs`` and ``GET /jobs/{id}``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from sqlalchemy import func, select
+from wattsched.daemon.api.deps import SessionDep
+from wattsched.daemon.api.schemas import ActionOut, JobDetail, JobOut, JobPage, JobState
+from wattsched.daemon.store_models import ActionRow, JobRow
+
+router = APIRouter(tags=["jobs"])
+
+
+@router.get("/jobs", response_model=JobPage)
+def list_jobs(
+    session: SessionDep,
+    state: Annotated[JobState | None, Query(description="only jobs in this state")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+) -> JobPage:
+    """Jobs by submit time (then id), optionally in one state, a page at a time."""
+    query = select(JobRow)
+    count = select(func.count()).select_from(JobRow)
+    if state is not None:
+        query = query.where(JobRow.state == state)
+        count = count.where(JobRow.state == state)
+    rows = session.scalars(query.order_by(JobRow.submit, JobRow.id).limit(limit).offset(offset))
+    return JobPage(
+        total=session.scalar(count) or 0,
+        limit=limit,
+        offset=offset,
+        items=[JobOut.model_validate(r) for r in rows],
+    )
+
+
+@router.get("/jobs/{job_id}", response_model=JobDetail)
+def get_job(job_id: str, session: SessionDep) -> JobDetail:
+    """One job with the actions taken on it (404 when unknown)."""
+    row = session.get(JobRow, job_id)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no job {job_id!r}")
+    actions = session.scalars(
+        select(ActionRow).where(ActionRow.job_id == job_id).order_by(ActionRow.id)
+    )
+    return JobDetail(
+        **JobOut.model_validate(row).model_dump(),
+        actions=[ActionOut.model_validate(a) for a in actions],
+    )

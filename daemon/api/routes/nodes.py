@@ -1,0 +1,36 @@
+"""``GET /nodes`` and ``GET /nodes/{name}``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+from sqlalchemy import select
+from wattsched.daemon.api.deps import SessionDep
+from wattsched.daemon.api.schemas import NodeDetail, NodeOut, NodeStateOut
+from wattsched.daemon.store_models import NodeRow, NodeStateRow
+
+router = APIRouter(tags=["nodes"])
+
+
+@router.get("/nodes", response_model=list[NodeOut])
+def list_nodes(session: SessionDep) -> list[NodeOut]:
+    """Every node as last seen, by name."""
+    rows = session.scalars(select(NodeRow).order_by(NodeRow.name))
+    return [NodeOut.model_validate(r) for r in rows]
+
+
+@router.get("/nodes/{name}", response_model=NodeDetail)
+def get_node(name: str, session: SessionDep) -> NodeDetail:
+    """One node and its last 100 state changes (404 when unknown)."""
+    row = session.get(NodeRow, name)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no node {name!r}")
+    hist = session.scalars(
+        select(NodeStateRow)
+        .where(NodeStateRow.node == name)
+        .order_by(NodeStateRow.id.desc())
+        .limit(100)
+    )
+    return NodeDetail(
+        **NodeOut.model_validate(row).model_dump(),
+        history=[NodeStateOut.model_validate(h) for h in hist],
+    )

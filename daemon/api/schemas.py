@@ -1,0 +1,209 @@
+"""The API's response and request models (pydantic)."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+JobState = Literal["queued", "running", "finished", "cancelled"]
+
+
+class Health(BaseModel):
+    """Liveness: the process answers and the database too."""
+
+    status: Literal["ok"]
+    schema_revision: str
+
+
+class Status(BaseModel):
+    """The daemon at a glance."""
+
+    mode: Literal["advise", "enforce"]
+    dispatcher: str
+    cycle_seconds: float
+    cycles: int
+    last_cycle_at: float | None = Field(description="wall clock, epoch seconds")
+    last_cycle_duration_s: float | None
+    last_cycle_ok: bool | None
+    last_error: str | None
+    cluster_time: int | None = Field(description="the cluster clock at the last cycle")
+    power_w: float | None
+    cap_w: float | None
+    queue_length: int
+    running: int
+    planned: int
+    planned_mean_wait_s: float | None
+    nodes_by_state: dict[str, int]
+    errors: dict[str, int]
+
+
+class NodeOut(BaseModel):
+    """A node as last seen."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    cores: int
+    mem_mb: int
+    gpus: int
+    mics: int
+    power_state: str
+    available: bool
+    partition: str | None
+    busy_units: int
+    time: int
+
+
+class NodeStateOut(BaseModel):
+    """One change of a node's power state or availability."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    time: int
+    power_state: str
+    available: bool
+
+
+class NodeDetail(NodeOut):
+    """A node with its recent state history (newest first)."""
+
+    history: list[NodeStateOut]
+
+
+class JobOut(BaseModel):
+    """A job and its lifecycle."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: str
+    state: JobState
+    queue: str
+    user: str | None
+    units: int
+    unit_cores: int
+    unit_mem_mb: int
+    unit_gpus: int
+    unit_mics: int
+    walltime: int
+    submit: int
+    first_seen: int
+    last_seen: int
+    planned_start: int | None
+    planned_nodes: str | None
+    started: int | None
+    started_by: str | None
+    nodes: str | None
+    finished: int | None
+
+
+class JobPage(BaseModel):
+    """A page of jobs."""
+
+    total: int
+    limit: int
+    offset: int
+    items: list[JobOut]
+
+
+class ActionOut(BaseModel):
+    """A journaled RMS command."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    kind: str
+    job_id: str | None
+    nodes: str | None
+    cycle_id: int | None
+    time: int
+    created_at: float
+    finished_at: float | None
+    state: str
+    result: str | None
+    error: str | None
+
+
+class JobDetail(JobOut):
+    """A job with the actions taken on it."""
+
+    actions: list[ActionOut]
+
+
+class PlanEntry(BaseModel):
+    """One job of the plan: when, until when at the latest, where (what a Gantt chart needs)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    job_id: str
+    start: int
+    end: int
+    nodes: list[str]
+
+
+class PlanOut(BaseModel):
+    """The current plan with its solver statistics."""
+
+    cycle_id: int | None
+    time: int | None
+    solver_status: str | None
+    objective: float | None
+    bound: float | None
+    solver_seconds: float | None
+    planned_mean_wait_s: float | None
+    entries: list[PlanEntry]
+
+
+class PowerSampleOut(BaseModel):
+    """IT power, cap and nodes on at one cycle."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    time: int
+    recorded_at: float
+    it_power_w: float
+    cap_w: float | None
+    nodes_on: int
+
+
+class PowerCapIn(BaseModel):
+    """A new constant power cap (null: none)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    watts: float | None = Field(gt=0, le=1e12, allow_inf_nan=False)
+
+    @field_validator("watts")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        if v is not None and not math.isfinite(v):
+            raise ValueError("must be finite")
+        return v
+
+
+class ModeIn(BaseModel):
+    """The new mode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["advise", "enforce"]
+
+
+class ConfigOut(BaseModel):
+    """The settings the API can change, as now in force."""
+
+    mode: Literal["advise", "enforce"]
+    cap_w: float | None
+
+
+class CycleOut(BaseModel):
+    """What a cycle run on demand did."""
+
+    cycle_id: int | None
+    ok: bool
+    error: str | None
+    duration_s: float
+    time: int | None
+    planned: int
+    started: int

@@ -1,0 +1,115 @@
+"""Prometheus metrics: a custom collector serving the loop's last snapshot and counters.
+
+``collect()`` only reads what the loop already has (:attr:`Service.last`, the counters); it
+never calls the resource manager nor the database, so a scrape costs microseconds and cannot
+disturb the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+from wattsched.daemon.loop import CYCLE_BUCKETS, Service
+
+SOLVER_STATUSES: tuple[str, ...] = (
+    "heuristic",
+    "optimal",
+    "feasible",
+    "infeasible",
+    "timeout",
+    "unknown",
+)
+"""Solver statuses always exported (0 or 1), plus whatever the last plan reported."""
+
+
+class ServiceCollector(Collector):
+    """Exports the state of one :class:`Service`."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def collect(self) -> Iterator[Metric]:
+        """The metric families of the last cycle."""
+        last = self.service.last
+        counters = self.service.counters.copy()
+
+        power = GaugeMetricFamily("wattsched_power_watts", "IT power drawn at the last cycle")
+        cap = GaugeMetricFamily(
+            "wattsched_power_cap_watts", "power cap in force (absent when no cap)"
+        )
+        nodes = GaugeMetricFamily(
+            "wattsched_nodes", "nodes by power state", labels=["power_state"]
+        )
+        jobs = GaugeMetricFamily("wattsched_jobs", "jobs by state", labels=["state"])
+        wait = GaugeMetricFamily(
+            "wattsched_planned_mean_wait_seconds", "mean planned wait of the planned jobs"
+        )
+        solver = GaugeMetricFamily(
+            "wattsched_solver_status", "status of the last plan (1 = this one)", labels=["status"]
+        )
+        up = GaugeMetricFamily("wattsched_last_cycle_ok", "1 when the last cycle succeeded")
+        last_ts = GaugeMetricFamily(
+            "wattsched_last_cycle_timestamp_seconds", "wall clock of the last cycle"
+        )
+        mode = GaugeMetricFamily("wattsched_enforce_mode", "1 in enforce mode, 0 in advise")
+        mode.add_metric([], 1.0 if self.service.mode == "enforce" else 0.0)
+        if last is not None:
+            if last.power_w is not None:
+                power.add_metric([], last.power_w)
+            if last.cap_w is not None:
+                cap.add_metric([], last.cap_w)
+            for state, n in sorted(last.nodes_by_state.items()):
+                nodes.add_metric([state], n)
+            for state, n in sorted(last.jobs_by_state.items()):
+                jobs.add_metric([state], n)
+            jobs.add_metric(["planned"], last.planned)
+            if last.planned_mean_wait_s is not None:
+                wait.add_metric([], last.planned_mean_wait_s)
+            statuses = set(SOLVER_STATUSES)
+            if last.solver_status:
+                statuses.add(last.solver_status)
+            for st in sorted(statuses):
+                solver.add_metric([st], 1.0 if st == last.solver_status else 0.0)
+            up.add_metric([], 1.0 if last.ok else 0.0)
+            last_ts.add_metric([], last.started_at)
+        yield from (power, cap, nodes, jobs, wait, solver, up, last_ts, mode)
+
+        hist = HistogramMetricFamily(
+            "wattsched_cycle_duration_seconds", "duration of a control cycle"
+        )
+        buckets = [(f"{b:g}", float(c)) for b, c in zip(CYCLE_BUCKETS, counters["cycle_buckets"],
+                                                          strict=True)]
+        buckets.append(("+Inf", float(counters["cycle_count"])))
+        hist.add_metric([], buckets, sum_value=counters["cycle_sum"])
+        yield hist
+
+        actions = CounterMetricFamily(
+            "wattsched_actions", "RMS actions by kind and result", labels=["kind", "result"]
+        )
+        for (kind, result), n in sorted(counters["actions"].items()):
+            actions.add_metric([kind, result], n)
+        yield actions
+        errors = CounterMetricFamily("wattsched_errors", "errors by kind", labels=["kind"])
+        for kind, n in sorted(counters["errors"].items()):
+            errors.add_metric([kind], n)
+        yield errors
+        energy = CounterMetricFamily(
+            "wattsched_energy_joules", "IT energy integrated over the cluster clock"
+        )
+        energy.add_metric([], counters["energy_j"])
+        yield energy
+
+
+def make_registry(service: Service) -> CollectorRegistry:
+    """A fresh registry holding only the service's collector (no global registry)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ServiceCollector(service))
+    return registry

@@ -1,0 +1,180 @@
+"""The REST API over a real SQLite and a real PostgreSQL: reads, auth refusals, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import TOKEN
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+from wattsched.daemon.api.app import create_app
+from wattsched.daemon.config import Settings
+from wattsched.daemon.loop import Service
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def settings_with_token(tmp_path: Path, token: str | None = TOKEN) -> Settings:
+    token_file = None
+    if token is not None:
+        token_file = tmp_path / "token"
+        token_file.write_text(token + "\n")
+    return Settings(connector={"kind": "slurm"}, api={"token_file": token_file})  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def service(any_engine: Engine, cluster_factory: Any) -> Service:
+    """A service that ran 4 enforce cycles on the small cluster."""
+    cluster = cluster_factory.small_cluster()
+    svc: Service = cluster_factory.make_service(any_engine, cluster)
+    for _ in range(4):
+        svc.run_now()
+        cluster.advance_to(cluster.now + 150)
+    return svc
+
+
+@pytest.fixture
+def client(service: Service, tmp_path: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(settings_with_token(tmp_path), service)) as c:
+        yield c
+
+
+@pytest.fixture
+def sqlite_client(
+    sqlite_engine: Engine, cluster_factory: Any, tmp_path: Path
+) -> Iterator[TestClient]:
+    """The API on SQLite only (input checks do not depend on the database)."""
+    cluster = cluster_factory.small_cluster()
+    svc: Service = cluster_factory.make_service(sqlite_engine, cluster)
+    svc.run_now()
+    with TestClient(create_app(settings_with_token(tmp_path), svc)) as c:
+        yield c
+
+
+def test_health_and_status(client: TestClient) -> None:
+    assert client.get("/health").json()["status"] == "ok"
+    st = client.get("/status").json()
+    assert st["mode"] == "enforce"
+    assert st["cycles"] == 4
+    assert st["cap_w"] == 600.0
+    assert st["power_w"] <= st["cap_w"]
+    assert st["nodes_by_state"]["on"] == 4
+    assert st["last_cycle_ok"] is True
+
+
+def test_nodes(client: TestClient) -> None:
+    nodes = client.get("/nodes").json()
+    assert [n["name"] for n in nodes] == ["n0", "n1", "n2", "n3"]
+    one = client.get("/nodes/n1").json()
+    assert one["cores"] == 16 and one["history"][0]["power_state"] == "on"
+    assert client.get("/nodes/nope").status_code == 404
+
+
+def test_jobs_paging_and_detail(client: TestClient) -> None:
+    page = client.get("/jobs", params={"limit": 5}).json()
+    assert page["total"] == 20 and len(page["items"]) == 5
+    page2 = client.get("/jobs", params={"limit": 5, "offset": 5}).json()
+    assert {j["id"] for j in page["items"]}.isdisjoint(j["id"] for j in page2["items"])
+    running = client.get("/jobs", params={"state": "running"}).json()["items"]
+    assert running and all(j["state"] == "running" for j in running)
+    started = [
+        j
+        for j in client.get("/jobs", params={"limit": 100}).json()["items"]
+        if j["started_by"] == "wattsched"
+    ]
+    assert started
+    detail = client.get(f"/jobs/{started[0]['id']}").json()
+    assert [a["kind"] for a in detail["actions"]] == ["start"]
+    assert detail["actions"][0]["state"] == "done"
+    assert client.get("/jobs/999999").status_code == 404
+
+
+def test_plan_actions_power(client: TestClient) -> None:
+    plan = client.get("/plan").json()
+    assert plan["solver_status"] == "heuristic"
+    for e in plan["entries"]:
+        assert e["end"] > e["start"] and e["nodes"]
+    actions = client.get("/actions").json()
+    assert actions and all(a["state"] in ("done", "failed") for a in actions)
+    assert client.get("/actions", params={"since": "2999-01-01T00:00:00"}).json() == []
+    power = client.get("/power", params={"window": 100000}).json()
+    assert len(power) == 4 and all(p["it_power_w"] <= p["cap_w"] for p in power)
+
+
+def test_metrics(client: TestClient) -> None:
+    text = client.get("/metrics").text
+    for name in (
+        "wattsched_power_watts",
+        "wattsched_power_cap_watts 600.0",
+        'wattsched_nodes{power_state="on"} 4.0',
+        'wattsched_jobs{state="running"}',
+        "wattsched_cycle_duration_seconds_count 4.0",
+        'wattsched_actions_total{kind="start",result="done"}',
+        "wattsched_energy_joules_total",
+        'wattsched_solver_status{status="heuristic"} 1.0',
+    ):
+        assert name in text, name
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("put", "/config/power-cap", {"watts": 500}),
+        ("put", "/config/mode", {"mode": "advise"}),
+        ("post", "/cycle", None),
+    ],
+)
+def test_mutations_need_the_token(
+    sqlite_client: TestClient, method: str, path: str, body: Any
+) -> None:
+    call = getattr(sqlite_client, method)
+    kwargs = {"json": body} if body is not None else {}
+    assert call(path, **kwargs).status_code == 401  # no token
+    bad = {"Authorization": "Bearer not-the-token-at-all-xxxxxxxx"}
+    assert call(path, headers=bad, **kwargs).status_code == 403  # wrong token
+    assert call(path, headers={"Authorization": "Basic abc"}, **kwargs).status_code == 401
+    assert call(path, headers=AUTH, **kwargs).status_code == 200
+
+
+def test_mutations_change_the_service(client: TestClient, service: Service) -> None:
+    r = client.put("/config/power-cap", json={"watts": 450.5}, headers=AUTH)
+    assert r.json()["cap_w"] == 450.5 and service.cap.at(0) == 450.5
+    assert (
+        client.put("/config/mode", json={"mode": "advise"}, headers=AUTH).json()["mode"] == "advise"
+    )
+    out = client.post("/cycle", headers=AUTH).json()
+    assert out["ok"] and out["started"] == 0  # advise: plans, never starts
+    assert client.get("/status").json()["cap_w"] == 450.5
+
+
+def test_no_token_file_disables_mutations(service: Service, tmp_path: Path) -> None:
+    with TestClient(create_app(settings_with_token(tmp_path, None), service)) as c:
+        assert c.put("/config/mode", json={"mode": "advise"}, headers=AUTH).status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        ("get", "/jobs", {"params": {"limit": 0}}),  # limit >= 1
+        ("get", "/jobs", {"params": {"limit": "many"}}),  # not an integer
+        ("get", "/jobs", {"params": {"offset": -1}}),  # offset >= 0
+        ("get", "/jobs", {"params": {"offset": 10**30}}),  # beyond any database integer
+        ("get", "/jobs", {"params": {"state": "zombie"}}),  # unknown state
+        ("get", "/actions", {"params": {"since": "yesterday"}}),  # not a date
+        ("get", "/power", {"params": {"window": -5}}),  # window >= 1
+        ("put", "/config/power-cap", {"json": {"watts": -3}}),  # cap > 0
+        ("put", "/config/power-cap", {"json": {"watts": "lots"}}),  # not a number
+        ("put", "/config/power-cap", {"json": {}}),  # missing
+        ("put", "/config/power-cap", {"content": '{"watts": Infinity}'}),  # not finite
+        ("put", "/config/mode", {"json": {"mode": "yolo"}}),  # unknown mode
+        ("put", "/config/mode", {"content": "not json"}),  # not JSON
+    ],
+)
+def test_bad_input_is_4xx(sqlite_client: TestClient, method: str, path: str, kwargs: Any) -> None:
+    headers = {"Content-Type": "application/json", **AUTH}
+    r = getattr(sqlite_client, method)(path, headers=headers, **kwargs)
+    assert 400 <= r.status_code < 500, r.text
+    assert r.json()["detail"]
