@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from wattsched.connectors.base import ConnectorError
 from wattsched.scheduler.model import NodePowerModel, Resources
 
 _COMMENT_POWER = re.compile(r"(?:^|[\s,;])power=(\d+(?:\.\d+)?)\s*[wW]?(?=$|[\s,;])")
@@ -95,3 +96,12 @@ class RMSOptions:
 def per_unit(total: int, units: int) -> int:
     """``total`` spread evenly over ``units`` (rounded up)."""
     return math.ceil(total / max(units, 1)) if total > 0 else 0
+
+
+class UnsupportedOperation(ConnectorError):
+    """The connector cannot do this (see its ``capabilities``)."""
+
+    def __init__(self, connector: str, operation: str) -> None:
+        self.connector = connector
+        self.operation = operation
+        super().__init__(f"the {connector} connector cannot {operation}")
