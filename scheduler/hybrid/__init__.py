@@ -1,0 +1,80 @@
+"""The hybrid power-capped dispatcher: CP-SAT on pooled resources, PRB mapper, feedback.
+
+The method of the power-capping paper (``shared/papers/power-capping-hybrid-cp.txt``, sections
+3-5). Problem data (:mod:`.problem`) is kept apart from the solver (:mod:`.cpmodel`), the
+mapper (:mod:`.mapping`), the search loop (:mod:`.search`) and the dispatcher
+(:mod:`.dispatcher`). Registers ``hybrid`` and ``hybrid-nofb`` with the dispatcher registry.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from wattsched.scheduler.dispatcher import register
+from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
+from wattsched.scheduler.hybrid.search import SearchParams, TimeoutPolicy, hybrid_search
+from wattsched.scheduler.model import SolverStats
+
+__all__ = [
+    "HybridDispatcher",
+    "SearchParams",
+    "TimeoutPolicy",
+    "hybrid_search",
+    "solver_summary",
+]
+
+NOT_SEARCHED = frozenset({"idle", "reused"})
+"""Statuses of cycles that ran no search (nothing queued, or following the last plan)."""
+
+
+def _hybrid(**params: Any) -> HybridDispatcher:
+    params.setdefault("feedback", True)
+    return HybridDispatcher(**params)
+
+
+def _hybrid_nofb(**params: Any) -> HybridDispatcher:
+    params["feedback"] = False
+    return HybridDispatcher(**params)
+
+
+register("hybrid", _hybrid)
+register("hybrid-nofb", _hybrid_nofb)
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return 0.0
+    k = min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))
+    return s[k]
+
+
+def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
+    """Aggregate the per-cycle solver statistics of a replay for the metrics JSON (``solver``).
+
+    Cycles that ran no search (status ``idle`` or ``reused``) are counted but left out of
+    the figures. ``improved_over_prb`` counts searches whose best schedule was not PRB's.
+    """
+    searched = [s for s in stats if s.status not in NOT_SEARCHED]
+    secs = [s.seconds for s in searched]
+    last = searched[-1] if searched else None
+    improved = sum(1 for s in searched if s.extra.get("best_source", "prb") != "prb")
+    return {
+        "cycles": len(stats),
+        "searches": len(searched),
+        "reused": sum(1 for s in stats if s.status == "reused"),
+        "status": dict(Counter(s.status for s in searched)),
+        "seconds_total": round(sum(secs), 4),
+        "seconds_mean": round(statistics.fmean(secs), 4) if secs else 0.0,
+        "seconds_p50": round(_pct(secs, 50), 4),
+        "seconds_p99": round(_pct(secs, 99), 4),
+        "seconds_max": round(max(secs, default=0.0), 4),
+        "iterations": sum(s.iterations for s in searched),
+        "cuts": sum(s.cuts for s in searched),
+        "improved_over_prb": improved,
+        "objective": last.objective if last else None,
+        "bound": last.bound if last else None,
+    }

@@ -1,0 +1,160 @@
+"""``HybridDispatcher``: the hybrid CP + PRB-mapper dispatcher behind the control cycle.
+
+Registered as ``hybrid`` (with conflict-set feedback) and ``hybrid-nofb`` (one CP pass).
+
+Two modes. ``online`` (the daemon's, the default): each cycle plans within ``cycle_budget_s``
+wall seconds, the whole search included; a solve that times out is not retried. ``offline``
+(instance experiments, ``wattsched simulate --offline``): each solve starts at
+``time_limit_s`` (default: the timeout policy's 5 s) and is retried with a doubled limit, up to
+60 s, when it found nothing; ``budget_s`` optionally bounds the whole search.
+
+In both modes the last full schedule is kept: while the cluster evolves exactly as planned
+(the jobs started when planned, nothing arrived, no job ended before its end estimate, same
+nodes and cap), the next cycles follow it instead of searching again. Any change triggers a
+new search. The dispatcher never raises on a solver outcome: the PRB plan is the fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.hybrid.search import (
+    SearchParamError,
+    SearchParams,
+    TimeoutPolicy,
+    hybrid_search,
+)
+from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+
+log = logging.getLogger(__name__)
+
+MODES = ("online", "offline")
+
+
+class HybridDispatcher(Dispatcher):
+    """The power-capping paper's hybrid dispatcher (DEC), with or without feedback.
+
+    Parameters: ``feedback``; ``mode`` (``online`` or ``offline``); ``iterations`` (CP solves
+    with feedback); ``time_limit_s`` (one solve; online at most the cycle budget);
+    ``budget_s`` (whole search, offline); ``workers`` (CP-SAT threads, default 2);
+    ``grain_s`` (time grain of the CP model, None: automatic); ``offline_timeout_policy``;
+    ``cycle_budget_s`` (online, default 1 s);
+    ``full_plan`` (return the whole schedule, not only what starts now); ``orderings`` (also
+    try other priority orderings as candidate schedules); ``seed``.
+    """
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        feedback: bool = True,
+        *,
+        mode: str = "online",
+        iterations: int = 5,
+        time_limit_s: float | None = None,
+        budget_s: float | None = None,
+        workers: int = 2,
+        grain_s: int | None = None,
+        offline_timeout_policy: TimeoutPolicy | None = None,
+        cycle_budget_s: float = 1.0,
+        full_plan: bool = False,
+        orderings: bool = True,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        if mode not in MODES:
+            raise SearchParamError(f"HybridDispatcher: mode={mode!r} must be one of {MODES}")
+        if not cycle_budget_s > 0:
+            raise SearchParamError(
+                f"HybridDispatcher: cycle_budget_s={cycle_budget_s!r} must be > 0"
+            )
+        self.name = "hybrid" if feedback else "hybrid-nofb"
+        self.mode = mode
+        self.full_plan = full_plan
+        policy = offline_timeout_policy or TimeoutPolicy()
+        if mode == "offline":
+            self.params = SearchParams(
+                feedback=feedback,
+                iterations=iterations,
+                time_limit_s=time_limit_s,
+                budget_s=budget_s,
+                workers=workers,
+                grain_s=grain_s,
+                retry_on_timeout=True,
+                timeout_policy=policy,
+                orderings=orderings,
+                seed=seed,
+            )
+        else:
+            self.params = SearchParams(
+                feedback=feedback,
+                iterations=iterations,
+                time_limit_s=min(time_limit_s or cycle_budget_s, cycle_budget_s),
+                budget_s=cycle_budget_s,
+                workers=workers,
+                grain_s=grain_s,
+                retry_on_timeout=False,
+                timeout_policy=policy,
+                orderings=orderings,
+                seed=seed,
+            )
+        self._schedule: dict[str, Assignment] = {}
+        self._expect: tuple[tuple[object, ...], ...] | None = None
+        self._nodes: object = None
+        self._cap: object = None
+        self._walltime: dict[str, int] = {}
+        self._running_ends: dict[str, int] = {}
+
+    # -- plan reuse ------------------------------------------------------------------------
+
+    def _still_on_plan(self, snap: Snapshot) -> bool:
+        if not self._schedule or snap.nodes is not self._nodes or snap.cap != self._cap:
+            return False
+        queued = {j.id for j in snap.queued}
+        if not queued <= self._schedule.keys():
+            return False
+        for jid, a in self._schedule.items():
+            if jid in queued and a.start < snap.time:
+                return False  # planned earlier but not started
+        expected = {jid for jid, end in self._running_ends.items() if end > snap.time}
+        for jid, a in self._schedule.items():
+            if a.start <= snap.time < a.start + self._walltime[jid] and jid not in queued:
+                expected.add(jid)
+        running = {rj.job.id for rj in snap.running}
+        return running == expected
+
+    def _remember(self, snap: Snapshot, assignments: tuple[Assignment, ...]) -> None:
+        self._schedule = {a.job_id: a for a in assignments}
+        self._nodes = snap.nodes
+        self._cap = snap.cap
+        self._walltime = {j.id: j.walltime for j in snap.queued}
+        self._running_ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+
+    # -- the dispatcher interface -------------------------------------------------------------
+
+    def plan(self, snap: Snapshot) -> Plan:
+        if not snap.queued:
+            self._schedule = {}
+            return Plan(snap.time, (), SolverStats(status="idle"))
+        if self._still_on_plan(snap):
+            queued = {j.id for j in snap.queued}
+            kept = tuple(a for jid, a in self._schedule.items() if jid in queued)
+            return Plan(snap.time, self._select(snap, kept), SolverStats(status="reused"))
+        outcome = hybrid_search(snap, self.cache, self.params)
+        assignments = outcome.best.assignments
+        stats = outcome.stats
+        if not outcome.best.complete:
+            log.warning("hybrid: some jobs fit nowhere at t=%d; they wait", snap.time)
+        if self.mode == "offline" or outcome.best.complete:
+            self._remember(snap, assignments)
+        stats = replace(stats, extra={**stats.extra, "mode": self.mode})
+        return Plan(snap.time, self._select(snap, assignments), stats)
+
+    def _select(
+        self, snap: Snapshot, assignments: tuple[Assignment, ...]
+    ) -> tuple[Assignment, ...]:
+        if self.full_plan:
+            return tuple(sorted(assignments, key=lambda a: (a.start, a.job_id)))
+        return tuple(a for a in assignments if a.start <= snap.time)

@@ -1,0 +1,312 @@
+"""The hybrid's search: PRB baseline, priority orderings, CP solves, mapping and feedback.
+
+One call of :func:`hybrid_search` does, within a wall-clock budget:
+
+1. PRB (list scheduling in PRB order) — the baseline and the first incumbent; and, when
+   ``orderings`` is on, list schedules under other priority orderings (weighted shortest
+   walltime first, weighted smallest demand first), each a real, mapped schedule.
+2. The pooled CP model (:mod:`.cpmodel`) on a time grain, its horizon bounded by the
+   incumbent's makespan (plus slack), hinted with the incumbent and searched in PRB priority
+   order, its objective bounded by the incumbent's.
+3. Each CP solution is mapped twice: by the paper's mapper (CP starts as release times, PRB
+   order at each event, postponing what does not fit) and by list scheduling in the order of
+   the CP starts (the CP solution as a priority list); the better real schedule is kept.
+4. With feedback, every postponement of the paper's mapper gives a conflict cut; the model is
+   re-solved with the cuts and an objective bound below the best mapped schedule, up to
+   ``iterations`` times or the budget.
+
+The result is the best real schedule seen, so it is never worse than PRB. A solve without a
+solution (time-out) is retried with a doubled limit in offline mode (the paper's policy: 5 s
+doubling to 60 s); any solver failure leaves the incumbent in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.cpmodel import CpOutcome, Cut, solve_pooled
+from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
+from wattsched.scheduler.hybrid.problem import (
+    PooledProblem,
+    build_problem,
+    pooled_list_schedule,
+)
+from wattsched.scheduler.mapper import StateCache
+from wattsched.scheduler.model import Job, Snapshot, SolverStats
+
+Timer = Callable[[], float]
+log = logging.getLogger(__name__)
+
+
+class SearchParamError(ValueError):
+    """A search parameter is out of range; the message names it and its value."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeoutPolicy:
+    """Per-solve time limit: ``initial_s``, multiplied by ``factor`` after a solve that found
+    nothing, up to ``max_s`` (the paper: 5 s doubling to 60 s)."""
+
+    initial_s: float = 5.0
+    factor: float = 2.0
+    max_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not self.initial_s > 0:
+            raise SearchParamError(f"TimeoutPolicy: initial_s={self.initial_s!r} must be > 0")
+        if not self.factor >= 1:
+            raise SearchParamError(f"TimeoutPolicy: factor={self.factor!r} must be >= 1")
+        if not self.max_s >= self.initial_s:
+            raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """Knobs of :func:`hybrid_search` (see the module docstring)."""
+
+    feedback: bool = True
+    iterations: int = 5
+    """CP solves with feedback (1 without)."""
+    time_limit_s: float | None = None
+    """Limit of one CP solve; None: the timeout policy's initial limit."""
+    budget_s: float | None = None
+    """Wall-clock budget of the whole search (PRB included); None: unbounded."""
+    workers: int = 2
+    grain_s: int | None = None
+    """Time grain of the CP model; None: the horizon cut into about ``target_slots`` grains."""
+    target_slots: int = 400
+    horizon_slack: float = 0.1
+    """The CP horizon is the incumbent's makespan plus this fraction."""
+    retry_on_timeout: bool = True
+    """Double the limit of a solve that found nothing (offline policy)."""
+    timeout_policy: TimeoutPolicy = field(default_factory=TimeoutPolicy)
+    orderings: bool = True
+    """Also list-schedule under other priority orderings (cheap, real candidates)."""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise SearchParamError(f"SearchParams: iterations={self.iterations!r} must be >= 1")
+        if self.workers < 1:
+            raise SearchParamError(f"SearchParams: workers={self.workers!r} must be >= 1")
+        if self.grain_s is not None and self.grain_s < 1:
+            raise SearchParamError(f"SearchParams: grain_s={self.grain_s!r} must be >= 1")
+        if self.time_limit_s is not None and not self.time_limit_s > 0:
+            raise SearchParamError(f"SearchParams: time_limit_s={self.time_limit_s!r} must be > 0")
+        if self.budget_s is not None and not self.budget_s > 0:
+            raise SearchParamError(f"SearchParams: budget_s={self.budget_s!r} must be > 0")
+        if self.target_slots < 10:
+            raise SearchParamError(f"SearchParams: target_slots={self.target_slots!r} >= 10")
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    """The best real schedule, the PRB one, and the solver statistics."""
+
+    best: MappedSchedule
+    prb: MappedSchedule
+    stats: SolverStats
+    history: list[tuple[str, float]] = field(default_factory=list)
+    """``(source, real objective)`` of every mapped schedule, in order."""
+    cuts: list[Cut] = field(default_factory=list)
+
+
+def _wspt_orders(jobs: Sequence[Job], max_ewt: int) -> list[tuple[str, list[Job]]]:
+    def w(j: Job) -> float:
+        return max_ewt / j.ewt
+
+    return [
+        ("wspt", sorted(jobs, key=lambda j: (-w(j) / j.walltime, j.demand()))),
+        ("wsdf", sorted(jobs, key=lambda j: (-w(j) / max(j.demand(), 1.0), j.walltime))),
+    ]
+
+
+def _makespan(sched: MappedSchedule, jobs: Sequence[Job], now: int) -> int:
+    wall = {j.id: j.walltime for j in jobs}
+    return max((a.start + wall[a.job_id] for a in sched.assignments), default=now)
+
+
+def _grain(params: SearchParams, span: int) -> int:
+    if params.grain_s is not None:
+        return params.grain_s
+    return max(1, math.ceil(span / params.target_slots))
+
+
+def _hint(problem: PooledProblem, sched: MappedSchedule) -> list[int]:
+    """A pooled-feasible hint from a real schedule: pooled list scheduling in the order of
+    its starts (the rounded starts themselves may overlap on the grain)."""
+    raw = problem.starts_of(sched.assignments)
+    order = sorted(range(len(raw)), key=lambda i: (raw[i] if raw[i] is not None else 1 << 60, i))
+    starts = pooled_list_schedule(problem, order)
+    if starts is not None:
+        return starts
+    out = []
+    for i, s in enumerate(raw):
+        hi = problem.horizon - problem.duration[i]
+        out.append(min(max(problem.release[i], s if s is not None else hi), hi))
+    return out
+
+
+def hybrid_search(
+    snap: Snapshot,
+    cache: StateCache,
+    params: SearchParams,
+    *,
+    timer: Timer = time.perf_counter,
+) -> SearchOutcome:
+    """Plan every queued job of ``snap``; never raises on a solver outcome (see module doc)."""
+    t_start = timer()
+    deadline = math.inf if params.budget_s is None else t_start + params.budget_s
+    order = prb_order(snap.queued)
+    rank = {j.id: k for k, j in enumerate(order)}
+    prb = map_schedule(snap, cache, order, release=None, source="prb")
+    best = prb
+    history: list[tuple[str, float]] = [("prb", prb.objective)]
+    max_ewt = snap.max_ewt()
+
+    def consider(cand: MappedSchedule) -> None:
+        nonlocal best
+        history.append((cand.source, cand.objective))
+        if cand.objective < best.objective - 1e-9:
+            best = cand
+
+    if params.orderings and order:
+        for name, alt in _wspt_orders(order, max_ewt):
+            if timer() >= deadline:
+                break
+            consider(map_schedule(snap, cache, alt, release=None, source=name))
+
+    extra: dict[str, float | int | str] = {"prb_objective": prb.objective}
+    cuts: list[Cut] = []
+    cut_keys: set[frozenset[str]] = set()
+    status = "heuristic"
+    bound: float | None = None
+    solves = 0
+    iterations = 0
+    solver_s = 0.0
+    doable = [j for j in order if j.id in {a.job_id for a in best.assignments}]
+    if not order or best.objective <= 0 or not best.complete or timer() >= deadline:
+        extra["skipped"] = "nothing to improve" if best.complete else "incomplete baseline"
+        return _finish(best, prb, history, cuts, status, bound, t_start, timer, solves,
+                       iterations, solver_s, extra)
+
+    span = _makespan(best, doable, snap.time) - snap.time
+    grain = _grain(params, span)
+    horizon_end = snap.time + math.ceil(span * (1 + params.horizon_slack))
+    problem = build_problem(snap, doable, grain=grain, horizon_end=horizon_end)
+    running_ends = {
+        rj.job.id: -(-(rj.end_estimate - snap.time) // grain) for rj in snap.running
+    }
+    extra.update(grain_s=grain, horizon=problem.horizon)
+    hint = _hint(problem, best)
+    obj_max = problem.pooled_objective(hint)
+    limit = params.time_limit_s or params.timeout_policy.initial_s
+    last: CpOutcome | None = None
+    max_iter = params.iterations if params.feedback else 1
+    while iterations < max_iter:
+        remaining = deadline - timer()
+        if remaining <= 0.02:
+            break
+        try:
+            out = solve_pooled(
+                problem,
+                time_limit_s=min(limit, remaining),
+                workers=params.workers,
+                cuts=cuts,
+                running_ends=running_ends,
+                objective_max=obj_max,
+                hint=hint,
+                seed=params.seed + solves,
+            )
+        except (RuntimeError, ValueError, IndexError, MemoryError) as exc:  # keep the incumbent
+            log.warning("hybrid: CP-SAT failed (%s); keeping the best schedule so far", exc)
+            status = "error"
+            extra["error"] = str(exc)[:200]
+            break
+        solves += 1
+        solver_s += out.seconds
+        status = out.status
+        if out.starts is None:
+            if (
+                out.status == "unknown"
+                and params.retry_on_timeout
+                and limit < params.timeout_policy.max_s
+                and timer() < deadline
+            ):
+                limit = min(limit * params.timeout_policy.factor, params.timeout_policy.max_s)
+                continue
+            break
+        last = out
+        iterations += 1
+        if iterations == 1 and out.bound is not None:
+            bound = _real_units(problem, snap, out.bound)
+            extra["cp_bound"] = out.bound
+        by_release = sorted(doable, key=lambda j: (out.starts[problem.index[j.id]], rank[j.id]))
+        mapped = map_schedule(
+            snap, cache, by_release, release=problem.release_times(out.starts),
+            source=f"cp{iterations}-mapper",
+        )
+        consider(mapped)
+        if timer() < deadline:
+            consider(map_schedule(snap, cache, by_release, release=None,
+                                  source=f"cp{iterations}-list"))
+        if not params.feedback:
+            break
+        new = [c for c in mapped.conflicts if frozenset(c) not in cut_keys]
+        if not new:
+            break
+        for c in new:
+            cut_keys.add(frozenset(c))
+            cuts.append(c)
+        hint = list(out.starts)
+        # Force improvement: below the pooled objective of the best real schedule.
+        obj_max = problem.pooled_objective(_hint(problem, best)) - 1
+        if obj_max < 0:
+            break
+    if last is not None:
+        extra["cp_objective"] = float(last.objective or 0.0)
+    extra["solves"] = solves
+    extra["best_source"] = best.source
+    return _finish(best, prb, history, cuts, status, bound, t_start, timer, solves, iterations,
+                   solver_s, extra)
+
+
+def _real_units(problem: PooledProblem, snap: Snapshot, pooled: float) -> float:
+    """A pooled objective (weight x grains from now) in mean weighted queue time seconds."""
+    n = len(problem.jobs)
+    max_ewt = snap.max_ewt()
+    offset = sum(max_ewt / j.ewt * (snap.time - j.submit) for j in problem.jobs)
+    return (pooled * problem.grain / problem.weight_scale + offset) / max(n, 1)
+
+
+def _finish(
+    best: MappedSchedule,
+    prb: MappedSchedule,
+    history: list[tuple[str, float]],
+    cuts: list[Cut],
+    status: str,
+    bound: float | None,
+    t_start: float,
+    timer: Timer,
+    solves: int,
+    iterations: int,
+    solver_s: float,
+    extra: dict[str, float | int | str],
+) -> SearchOutcome:
+    extra["solver_seconds"] = round(solver_s, 4)
+    extra["mapped_schedules"] = len(history)
+    stats = SolverStats(
+        status=status,
+        objective=best.objective if best.complete else None,
+        bound=bound,
+        seconds=timer() - t_start,
+        iterations=iterations,
+        cuts=len(cuts),
+        extra=extra,
+    )
+    return SearchOutcome(best, prb, stats, history, cuts)
