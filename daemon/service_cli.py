@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
+import uvicorn
 
 ConfigOpt = Annotated[
     Path,
@@ -41,6 +46,9 @@ def serve(
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Quiet the libraries' per-run and per-request lines; our own code logs what matters.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     log = logging.getLogger("wattsched.serve")
     try:
         settings = load_config(config)
@@ -60,7 +68,7 @@ def serve(
         settings.cycle_seconds,
         settings.api.bind,
     )
-    server = uvicorn.Server(
+    server = _Server(
         uvicorn.Config(
             app,
             host=settings.api.host,
@@ -77,6 +85,23 @@ def serve(
         service.stop()
     if not server.started:
         raise _fail(f"could not serve on {settings.api.bind}", 1)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, but SIGTERM/SIGINT only ask it to stop (uvicorn re-raises the signal
+    after shutting down, which would kill the process before the loop is stopped cleanly)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        old = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
 
 
 def migrate(config: ConfigOpt) -> None:
