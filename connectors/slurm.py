@@ -15,8 +15,9 @@
 * Power: ``scontrol update NodeName=n State=POWER_DOWN|POWER_UP`` (Slurm's power saving with
   Suspend/ResumeProgram does the switching).
 
-Slurm node states map to power states as follows: ``POWERED_DOWN`` -> off;
-``POWERING_DOWN``/``POWER_DOWN`` -> shutting down; ``POWERING_UP``/``POWER_UP`` -> booting;
+Slurm node states map to power states as follows: ``POWERING_UP``/``POWER_UP`` -> booting
+(also next to ``POWERED_DOWN``: a power-up was asked); ``POWERED_DOWN`` -> off;
+``POWERING_DOWN``/``POWER_DOWN`` -> shutting down;
 ``DOWN``/``FAIL`` (not powered down) -> failed; anything else -> on. A node is unavailable
 for new work when drained, down, failed, in maintenance, reserved or not responding.
 """
@@ -76,12 +77,13 @@ GATE_MARKER = "wattsched:gate"
 def power_state(node: SlurmNode) -> PowerState:
     """The model power state of a Slurm node (see the module docstring)."""
     f = node.flags
+    # A queued POWER_UP shows next to POWERED_DOWN ("IDLE+POWER_UP+POWERED_DOWN"): it wins.
+    if "POWERING_UP" in f or "POWER_UP" in f:
+        return PowerState.BOOTING
     if "POWERED_DOWN" in f:
         return PowerState.OFF
     if "POWERING_DOWN" in f or "POWER_DOWN" in f:
         return PowerState.SHUTTING_DOWN
-    if "POWERING_UP" in f or "POWER_UP" in f:
-        return PowerState.BOOTING
     if node.state in ("DOWN", "FAIL") or "FAIL" in f:
         return PowerState.FAILED
     return PowerState.ON

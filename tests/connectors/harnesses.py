@@ -3,6 +3,7 @@ with the RMS itself (not through the connector under test)."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -35,6 +36,10 @@ class Harness:
     def node_power(self, node: str) -> PowerState:
         """The node's power state as the RMS itself reports it."""
         raise NotImplementedError
+
+    def node_process_alive(self, node: str) -> bool | None:
+        """Whether the node's daemon process runs (None: no such process to check)."""
+        return None
 
     def cleanup(self) -> None:
         """Between tests."""
@@ -81,23 +86,45 @@ class SlurmHarness(Harness):
 
     def node_power(self, node: str) -> PowerState:
         state = self.cluster.node_states()[node]
+        if "POWERING_UP" in state or "POWER_UP" in state:
+            return PowerState.BOOTING
         if "POWERED_DOWN" in state:
             return PowerState.OFF
         if "POWERING_DOWN" in state or "POWER_DOWN" in state:
             return PowerState.SHUTTING_DOWN
-        if "POWERING_UP" in state or "POWER_UP" in state:
-            return PowerState.BOOTING
         return PowerState.ON
+
+    def node_process_alive(self, node: str) -> bool | None:
+        """Whether the node's slurmd runs (its pid file names a live process)."""
+        pidfile = self.cluster.root / "run" / f"slurmd-{node}.pid"
+        try:
+            pid = int(pidfile.read_text().split()[0])
+            os.kill(pid, 0)
+        except (OSError, ValueError, IndexError):
+            return False
+        return True
 
     def cleanup(self) -> None:
         self.cluster.cancel_all()
-        states = self.cluster.node_states()
-        for n, s in states.items():
-            if "POWER" in s:
-                self.cluster.run("scontrol", "update", f"NodeName={n}", "State=POWER_UP")
-            if "DRAIN" in s or "DOWN" in s:
-                self.cluster.run("scontrol", "update", f"NodeName={n}", "State=RESUME", check=False)
-        self.cluster.wait_idle(60)
+        deadline = time.monotonic() + 60
+        asked: set[str] = set()
+        while time.monotonic() < deadline:
+            states = self.cluster.node_states()
+            busy = False
+            for n, s in states.items():
+                if "POWERED_DOWN" in s and n not in asked:
+                    # POWER_UP is only taken once the node is fully down (not while powering down)
+                    self.cluster.run("scontrol", "update", f"NodeName={n}", "State=POWER_UP")
+                    asked.add(n)
+                if ("DRAIN" in s or s.startswith("DOWN")) and "POWER" not in s:
+                    self.cluster.run(
+                        "scontrol", "update", f"NodeName={n}", "State=RESUME", check=False
+                    )
+                busy = busy or s != "IDLE"
+            if not busy:
+                return
+            time.sleep(0.25)
+        raise RuntimeError(f"Slurm nodes did not return to IDLE: {self.cluster.node_states()}")
 
 
 @dataclass

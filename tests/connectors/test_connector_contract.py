@@ -85,8 +85,10 @@ def test_power_off_and_on_through_the_rms(backend: Harness) -> None:
     assert backend.node_power(node) is PowerState.OFF
     snap_node = next(n for n in backend.connector.snapshot().nodes if n.name == node)
     assert snap_node.state is PowerState.OFF
+    assert backend.node_process_alive(node) in (False, None), "node still runs after power off"
     backend.connector.power(node, on=True)
     deadline = time.monotonic() + backend.power_timeout_s
     while backend.node_power(node) is not PowerState.ON and time.monotonic() < deadline:
         time.sleep(0.5)
     assert backend.node_power(node) is PowerState.ON
+    assert backend.node_process_alive(node) in (True, None)

@@ -12,6 +12,7 @@ from wattsched.connectors.slurm_json import (
     number,
     parse_jobs,
     parse_key_values,
+    parse_node_record,
     parse_nodes,
     size_mb,
 )
@@ -145,3 +146,23 @@ def test_hostlists_and_sizes() -> None:
     with pytest.raises(RMSParseError):
         expand_hostlist("n[3-")
     assert size_mb("2000M") == 2000 and size_mb("32G") == 32768 and size_mb("1.5T") == 1572864
+
+
+@pytest.mark.parametrize(
+    ("state", "power", "usable"),
+    [
+        # state strings seen on the live 22.05 cluster during POWER_DOWN / POWER_UP
+        ("IDLE+POWER_DOWN", PowerState.SHUTTING_DOWN, True),
+        ("IDLE+POWERING_DOWN", PowerState.SHUTTING_DOWN, True),
+        ("IDLE+POWERED_DOWN", PowerState.OFF, True),
+        ("IDLE+POWER_UP+POWERED_DOWN", PowerState.BOOTING, True),
+        ("IDLE+NOT_RESPONDING+POWERING_UP", PowerState.BOOTING, False),
+        ("IDLE+DRAIN", PowerState.ON, False),
+        ("DOWN+NOT_RESPONDING", PowerState.FAILED, False),
+        ("MIXED", PowerState.ON, True),
+    ],
+)
+def test_power_state_mapping(state: str, power: PowerState, usable: bool) -> None:
+    node = parse_node_record({"name": "n1", "state": state, "cpus": 4})
+    assert power_state(node) is power
+    assert available(node) is usable
