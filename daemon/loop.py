@@ -42,6 +42,9 @@ Clock = Callable[[], float]
 CYCLE_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Upper bounds (seconds) of the cycle-duration histogram."""
 
+JOURNAL_BATCH = 64
+"""Starts journaled per commit (pending before the RMS calls, outcomes after)."""
+
 
 class CapView(Connector):
     """A connector whose snapshots carry the daemon's power cap; everything else delegates."""
@@ -367,7 +370,7 @@ class Service:
         queued = {j.id for j in snap.queued}
         todo = [a for a in plan.starts_now() if a.job_id in queued]
         failures = self.store.failed_start_counts(a.job_id for a in todo)
-        started = 0
+        ready = []
         for a in todo:
             if a.job_id in self._started_by_us:
                 # The RMS still reports it pending although we started it: never twice.
@@ -376,26 +379,41 @@ class Service:
                 continue
             if failures.get(a.job_id, 0) >= self.max_start_attempts:
                 if a.job_id not in self._gave_up:
-                    log.error("giving up starting job %s after %d failures", a.job_id,
-                              failures[a.job_id])
+                    log.error(
+                        "giving up starting job %s after %d failures", a.job_id, failures[a.job_id]
+                    )
                     self._gave_up.add(a.job_id)
                     self.counters.error("start_gave_up")
                 continue
-            action_id = self.store.begin_action(
-                "start", time_=snap.time, job_id=a.job_id, nodes=a.nodes, cycle_id=cycle_id
+            ready.append(a)
+        started = 0
+        # Journal a batch as pending (one commit) before any of its RMS calls, then record the
+        # outcomes (one commit). A crash in between leaves them pending: the restart
+        # reconciles them against the RMS, so nothing is lost nor started twice.
+        for i in range(0, len(ready), JOURNAL_BATCH):
+            batch = ready[i : i + JOURNAL_BATCH]
+            ids = self.store.begin_actions(
+                [("start", a.job_id, a.nodes) for a in batch], time_=snap.time, cycle_id=cycle_id
             )
+            outcomes: list[tuple[int, str, str | None, str | None]] = []
             try:
-                self.view.start(a.job_id, a.nodes)
-            except ConnectorError as exc:
-                log.warning("start of job %s on %s failed: %s", a.job_id, ",".join(a.nodes), exc)
-                self.store.finish_action(action_id, "failed", error=f"{type(exc).__name__}: {exc}")
-                self.counters.action("start", "failed")
-                self.counters.error("start")
-                continue
-            self.store.finish_action(action_id, "done", result="started")
-            self._started_by_us.add(a.job_id)
-            self.counters.action("start", "done")
-            started += 1
+                for action_id, a in zip(ids, batch, strict=True):
+                    try:
+                        self.view.start(a.job_id, a.nodes)
+                    except ConnectorError as exc:
+                        log.warning(
+                            "start of job %s on %s failed: %s", a.job_id, ",".join(a.nodes), exc
+                        )
+                        outcomes.append((action_id, "failed", None, f"{type(exc).__name__}: {exc}"))
+                        self.counters.action("start", "failed")
+                        self.counters.error("start")
+                        continue
+                    outcomes.append((action_id, "done", "started", None))
+                    self._started_by_us.add(a.job_id)
+                    self.counters.action("start", "done")
+                    started += 1
+            finally:
+                self.store.finish_actions(outcomes)
         return started
 
     # -- the schedule --------------------------------------------------------------------------
@@ -461,9 +479,11 @@ def build_simulated(settings: Settings) -> SimulatedCluster:
     assert c.trace_file is not None
     if c.trace_format == "eurora":
         queues = eurora.read_queues(c.queues_file) if c.queues_file else {}
-        power = eurora.read_power_predictions(c.power_predictions_file) if (
-            c.power_predictions_file
-        ) else None
+        power = (
+            eurora.read_power_predictions(c.power_predictions_file)
+            if (c.power_predictions_file)
+            else None
+        )
         jobs = eurora.read_eurora_jobs(c.trace_file, queues=queues, power=power).jobs
     else:
         from wattsched.connectors.traces.swf import read_swf
@@ -538,4 +558,3 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         clock=clock,
     )
     return service
-

@@ -54,8 +54,9 @@ def serve(
         settings = load_config(config)
         service = build_service(settings)
         app = create_app(settings, service)
-    except (ConfigError, SchemaError) as exc:
-        raise _fail(str(exc)) from None
+    except (ConfigError, SchemaError, ConnectorError, ValueError, OSError) as exc:
+        # Bad settings, an old schema, an unreachable RMS, an unreadable trace: say which.
+        raise _fail(f"cannot start: {exc}") from None
     try:
         service.reconcile()
     except ConnectorError as exc:

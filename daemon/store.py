@@ -175,6 +175,52 @@ class Store:
             s.flush()
             return row.id
 
+    def begin_actions(
+        self,
+        actions: Iterable[tuple[str, str | None, Iterable[str]]],
+        *,
+        time_: int,
+        cycle_id: int | None = None,
+    ) -> list[int]:
+        """Journal several ``(kind, job_id, nodes)`` actions as ``pending`` in one commit."""
+        now = self.clock()
+        with self.sessions.begin() as s:
+            rows = [
+                ActionRow(
+                    kind=kind,
+                    job_id=job_id,
+                    nodes=_join(nodes) or None,
+                    cycle_id=cycle_id,
+                    time=time_,
+                    created_at=now,
+                    state="pending",
+                )
+                for kind, job_id, nodes in actions
+            ]
+            s.add_all(rows)
+            s.flush()
+            return [r.id for r in rows]
+
+    def finish_actions(self, outcomes: Iterable[tuple[int, str, str | None, str | None]]) -> None:
+        """Record several ``(id, state, result, error)`` outcomes in one commit."""
+        now = self.clock()
+        rows = []
+        for action_id, state, result, error in outcomes:
+            if state not in ("done", "failed"):
+                raise ValueError(f"action state {state!r} must be done or failed")
+            rows.append(
+                {
+                    "id": action_id,
+                    "state": state,
+                    "result": result,
+                    "error": error,
+                    "finished_at": now,
+                }
+            )
+        if rows:
+            with self.sessions.begin() as s:
+                s.execute(update(ActionRow), rows)
+
     def finish_action(
         self, action_id: int, state: str, *, result: str | None = None, error: str | None = None
     ) -> None:
@@ -370,9 +416,7 @@ class Store:
         if history:
             s.execute(insert(NodeStateRow), history)
 
-    def _write_jobs(
-        self, s: Session, snap: Snapshot, plan: Plan, started_by_us: set[str]
-    ) -> None:
+    def _write_jobs(self, s: Session, snap: Snapshot, plan: Plan, started_by_us: set[str]) -> None:
         assert self._job_state is not None
         known = self._job_state
         planned = plan.by_job()

@@ -97,3 +97,16 @@ def test_placeholder_tokens_refused(tmp_path: Path, token: str) -> None:
 def test_token_read(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("a-real-token-of-32-characters-xx\n")
     assert load_config(write(tmp_path, BASE)).read_token() == "a-real-token-of-32-characters-xx"
+
+
+def test_shipped_configs_load() -> None:
+    repo = Path(__file__).resolve().parents[2]
+    demo = load_config(repo / "deploy" / "demo.toml")
+    assert demo.mode == "enforce" and demo.connector.kind == "simulated"
+    assert demo.connector.nodes_file is not None and demo.connector.nodes_file.exists()
+    prod = load_config(repo / "deploy" / "wattsched-slurm.example.toml")
+    assert prod.mode == "advise" and prod.connector.kind == "slurm"
+    from wattsched.connectors.config import parse_connector_config
+
+    cfg = parse_connector_config(prod.connector.params)
+    assert cfg.kind == "slurm" and cfg.runner.kind == "ssh"
