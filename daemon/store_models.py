@@ -51,7 +51,12 @@ class JobRow(Base):
     """A job and its lifecycle: seen, planned, started (by us or by the RMS), finished."""
 
     __tablename__ = "jobs"
-    __table_args__ = (Index("ix_jobs_state", "state"),)
+    __table_args__ = (
+        Index("ix_jobs_state", "state"),
+        # GET /jobs pages by (submit, id), optionally within one state: no sort at read time.
+        Index("ix_jobs_submit_id", "submit", "id"),
+        Index("ix_jobs_state_submit_id", "state", "submit", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
     state: Mapped[str] = mapped_column(String(16))

@@ -36,7 +36,18 @@ def test_empty_schema_refused(tmp_path: Path) -> None:
         check_schema(engine)
 
 
-def test_old_schema_refused(tmp_path: Path) -> None:
+def test_previous_revision_refused_then_upgraded(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'w.db'}")
+    assert migrate(engine, "0001") == "0001"
+    assert head_revision() != "0001"
+    with pytest.raises(SchemaError) as err:
+        check_schema(engine)
+    assert err.value.current == "0001"
+    assert migrate(engine) == head_revision()  # the upgrade path from the old schema
+    check_schema(engine)
+
+
+def test_unknown_schema_refused(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'w.db'}")
     migrate(engine)
     with engine.begin() as conn:
