@@ -12,7 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harnesses import Harness, SimulatedHarness, SlurmHarness
+from harnesses import Harness, SGEHarness, SimulatedHarness, SlurmHarness
+from sge_cluster import SGECluster, start_sge
 from slurm_cluster import SlurmCluster, missing_binaries, start_cluster
 from sshd_server import SSHServer, start_sshd
 
@@ -59,13 +60,14 @@ def slurm(slurm_cluster: SlurmCluster) -> Iterator[SlurmHarness]:
 @pytest.fixture(
     params=[
         pytest.param("slurm", marks=pytest.mark.slurm),
+        pytest.param("sge", marks=pytest.mark.sge),
         pytest.param("simulated"),
     ]
 )
 def backend(request: pytest.FixtureRequest) -> Harness:
     """Every backend of the contract suite."""
-    if request.param == "slurm":
-        return request.getfixturevalue("slurm")
+    if request.param in ("slurm", "sge"):
+        return request.getfixturevalue(request.param)
     return SimulatedHarness()
 
 
@@ -78,3 +80,31 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SSHServer]:
         _skip(f"sshd did not come up: {exc}")
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def sge_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SGECluster]:
+    """A real Grid Engine (qmaster + one execd) under a private SGE_ROOT; skipped with the
+    reason printed when it does not come up within a minute."""
+    from sge_cluster import missing_binaries as sge_missing
+
+    missing = sge_missing()
+    if missing:
+        _skip(f"Grid Engine not installed ({', '.join(missing)})")
+    if os.geteuid() != 0:
+        _skip("the Grid Engine fixture needs root")
+    try:
+        cluster = start_sge(tmp_path_factory.mktemp("sge"), timeout=60)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        _skip(f"Grid Engine did not come up (limit: one minute): {exc}")
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture()
+def sge(sge_cluster: SGECluster) -> Iterator[SGEHarness]:
+    """The Grid Engine backend, with no job left before and after each test."""
+    h = SGEHarness(sge_cluster)
+    h.cleanup()
+    yield h
+    h.cleanup()

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import time
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from sge_cluster import SGECluster
 from slurm_cluster import SlurmCluster
 from wattsched.connectors.base import Connector
 from wattsched.connectors.rms_options import RMSOptions
 from wattsched.connectors.runner import LocalRunner
+from wattsched.connectors.sge import SGEConnector
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.connectors.slurm import SlurmConnector
 from wattsched.scheduler.model import Job, Node, PowerState, Resources
@@ -161,3 +164,46 @@ class SimulatedHarness(Harness):
 
     def node_power(self, node: str) -> PowerState:
         return next(n.state for n in self.connector.snapshot().nodes if n.name == node)
+
+
+@dataclass
+class SGEHarness(Harness):
+    """Real Grid Engine (one execution host, 4 slots); jobs gated by ``-ac wattsched=gate``."""
+
+    cluster: SGECluster
+    connector: SGEConnector = field(init=False)
+    name = "sge"
+
+    def __post_init__(self) -> None:
+        self.connector = SGEConnector(
+            LocalRunner(self.cluster.env, cwd=self.cluster.root, timeout=20),
+            RMSOptions(default_walltime_s=3600),
+        )
+
+    def submit(self, units: int, seconds: int = 60, *, user_hold: bool = False) -> str:
+        args = ["qsub", "-terse", "-h", "-b", "y", "-o", "/dev/null", "-j", "y"]
+        if not user_hold:
+            args += ["-ac", "wattsched=gate"]
+        if units > 1:
+            args += ["-pe", "par", str(units)]
+        return self.cluster.run(*args, "sleep", str(seconds)).strip().split(".")[0]
+
+    def ran_on(self, job_id: str, timeout: float = 20.0) -> tuple[str, ...] | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            root = ET.fromstring(self.cluster.run("qstat", "-xml", "-g", "t", "-u", "*"))
+            hosts = [
+                (jl.findtext("queue_name") or "").partition("@")[2]
+                for jl in root.iter("job_list")
+                if jl.findtext("JB_job_number") == job_id and "r" in (jl.findtext("state") or "")
+            ]
+            if hosts:
+                return tuple(hosts)
+            time.sleep(0.2)
+        return None
+
+    def node_power(self, node: str) -> PowerState:
+        return PowerState.ON
+
+    def cleanup(self) -> None:
+        self.cluster.delete_all_jobs()

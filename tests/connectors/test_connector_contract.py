@@ -14,10 +14,16 @@ def _queued(h: Harness, job_id: str) -> Job | None:
     return next((j for j in h.connector.snapshot().queued if j.id == job_id), None)
 
 
+def _two_nodes(h: Harness) -> tuple[str, str]:
+    """Two nodes the RMS would not pick by itself (both units on one host if only one)."""
+    names = sorted(n.name for n in h.connector.snapshot().nodes)
+    return (names[-1], names[1]) if len(names) >= 2 else (names[0], names[0])
+
+
 def test_snapshot_shows_nodes_and_waiting_job(backend: Harness) -> None:
     jid = backend.submit(2)
     snap = backend.connector.snapshot()
-    assert len(snap.nodes) >= 4
+    assert len(snap.nodes) >= 1
     assert all(n.state is PowerState.ON and n.available for n in snap.nodes)
     assert all(n.capacity.cores == 4 for n in snap.nodes)
     job = next(j for j in snap.queued if j.id == jid)
@@ -29,14 +35,13 @@ def test_snapshot_shows_nodes_and_waiting_job(backend: Harness) -> None:
 
 
 def test_start_runs_job_on_exactly_the_chosen_nodes(backend: Harness) -> None:
+    chosen = _two_nodes(backend)
     jid = backend.submit(2)
-    names = sorted(n.name for n in backend.connector.snapshot().nodes)
-    chosen = (names[-1], names[1])  # not the nodes the RMS would pick by itself
     res = backend.connector.start(jid, chosen)
     assert res.job_id == jid
     ran = backend.ran_on(jid)
     assert ran is not None, "job did not start"
-    assert sorted(ran) == sorted(chosen)
+    assert sorted(set(ran)) == sorted(set(chosen))
     snap = backend.connector.snapshot()
     run = next(r for r in snap.running if r.job.id == jid)
     assert sorted(run.nodes) == sorted(chosen)
@@ -74,6 +79,8 @@ def test_hold_then_release(backend: Harness) -> None:
 
 
 def test_power_off_and_on_through_the_rms(backend: Harness) -> None:
+    if Capability.POWER not in backend.connector.capabilities:
+        pytest.skip(f"{backend.name} has no power saving command (no Capability.POWER)")
     node = sorted(n.name for n in backend.connector.snapshot().nodes)[-1]
     backend.connector.power(node, on=False)
     assert backend.node_power(node) in (PowerState.SHUTTING_DOWN, PowerState.OFF)
