@@ -26,9 +26,9 @@ from pathlib import Path
 
 SBIN = Path("/usr/sbin")
 
-# Written as Python (not sh): Slurm runs these with signals blocked and no /usr/sbin in PATH;
+# Written as Python (run by the interpreter running the tests), not sh: Slurm runs these with signals blocked and no /usr/sbin in PATH;
 # the resume program clears the signal mask before starting slurmd in its own session.
-_POWER_SCRIPT = """#!/usr/bin/python3
+_POWER_SCRIPT = """#!{python}
 import os, signal, subprocess, sys, time
 CONF = {conf!r}
 RUN = {run!r}
@@ -243,7 +243,7 @@ def start_cluster(
             p.write_text(
                 _POWER_SCRIPT.format(
                     conf=env["SLURM_CONF"], run=str(root / "run"), log=str(root / "log"),
-                    action=action,
+                    action=action, python=sys.executable,
                 )
             )  # fmt: skip
             p.chmod(0o755)
