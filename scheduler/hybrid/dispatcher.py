@@ -19,14 +19,17 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
     TimeoutPolicy,
     hybrid_search,
 )
+from wattsched.scheduler.listsched import list_schedule
+from wattsched.scheduler.mapper import placement_of
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+from wattsched.scheduler.prb import prb_node_order
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,11 @@ class HybridDispatcher(Dispatcher):
     ``grain_s`` (time grain of the CP model, None: automatic); ``offline_timeout_policy``;
     ``cycle_budget_s`` (online, default 1 s);
     ``full_plan`` (return the whole schedule, not only what starts now); ``orderings`` (also
-    try other priority orderings as candidate schedules); ``seed``.
+    try other priority orderings as candidate schedules); ``fill_now`` (default: online only;
+    after the plan's starts, also start now, in PRB order, every other job that fits now: the
+    plan assumes walltimes, jobs end earlier, and idling resources for a plan that will be
+    redone at the next event cost more than it saves); ``lns`` (offline, default: with
+    feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``.
     """
 
     name = "hybrid"
@@ -61,6 +68,8 @@ class HybridDispatcher(Dispatcher):
         cycle_budget_s: float = 1.0,
         full_plan: bool = False,
         orderings: bool = True,
+        fill_now: bool | None = None,
+        lns: bool | None = None,
         seed: int = 0,
     ) -> None:
         super().__init__()
@@ -73,6 +82,7 @@ class HybridDispatcher(Dispatcher):
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         self.full_plan = full_plan
+        self.fill_now = (mode == "online") if fill_now is None else fill_now
         policy = offline_timeout_policy or TimeoutPolicy()
         if mode == "offline":
             self.params = SearchParams(
@@ -85,6 +95,7 @@ class HybridDispatcher(Dispatcher):
                 retry_on_timeout=True,
                 timeout_policy=policy,
                 orderings=orderings,
+                lns=feedback if lns is None else lns,
                 seed=seed,
             )
         else:
@@ -98,6 +109,7 @@ class HybridDispatcher(Dispatcher):
                 retry_on_timeout=False,
                 timeout_policy=policy,
                 orderings=orderings,
+                lns=False,  # the cycle budget goes to the CP solves
                 seed=seed,
             )
         self._schedule: dict[str, Assignment] = {}
@@ -150,7 +162,25 @@ class HybridDispatcher(Dispatcher):
         if self.mode == "offline" or outcome.best.complete:
             self._remember(snap, assignments)
         stats = replace(stats, extra={**stats.extra, "mode": self.mode})
-        return Plan(snap.time, self._select(snap, assignments), stats)
+        selected = self._select(snap, assignments)
+        if self.fill_now:
+            selected = self._fill(snap, selected)
+        return Plan(snap.time, selected, stats)
+
+    def _fill(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
+        """Add, in PRB order, every queued job that fits now beside the plan's starts."""
+        state = self.cache.state(snap)
+        jobs = {j.id: j for j in snap.queued}
+        now = [a for a in selected if a.start <= snap.time]
+        for a in now:
+            idx, cnt = placement_of(state.arrays, a.nodes)
+            state.commit(self.cache.vec(jobs[a.job_id]), idx, cnt)
+        starting = {a.job_id for a in now}
+        rest = [j for j in prb_order(snap.queued) if j.id not in starting]
+        ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+        extra = list_schedule(state, self.cache, rest, snap.time, ends,
+                              node_order=prb_node_order, full=False)
+        return (*selected, *extra.assignments)
 
     def _select(
         self, snap: Snapshot, assignments: tuple[Assignment, ...]

@@ -87,6 +87,12 @@ class SearchParams:
     timeout_policy: TimeoutPolicy = field(default_factory=TimeoutPolicy)
     orderings: bool = True
     """Also list-schedule under other priority orderings (cheap, real candidates)."""
+    lns: bool = True
+    """Spend what is left of the budget on large-neighbourhood moves (see :func:`_lns`)."""
+    lns_window: int = 24
+    """Jobs freed by one move (consecutive in the incumbent's start order)."""
+    lns_time_s: float = 0.2
+    """Limit of one move's solve."""
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -165,6 +171,8 @@ def hybrid_search(
     order = prb_order(snap.queued)
     rank = {j.id: k for k, j in enumerate(order)}
     prb = map_schedule(snap, cache, order, release=None, source="prb")
+    # Time kept after a solve for mapping its solution (twice the cost of the PRB mapping).
+    reserve = 2 * (timer() - t_start) + 0.01
     best = prb
     history: list[tuple[str, float]] = [("prb", prb.objective)]
     max_ewt = snap.max_ewt()
@@ -209,7 +217,7 @@ def hybrid_search(
     last: CpOutcome | None = None
     max_iter = params.iterations if params.feedback else 1
     while iterations < max_iter:
-        remaining = deadline - timer()
+        remaining = deadline - timer() - reserve
         if remaining <= 0.02:
             break
         try:
@@ -252,7 +260,7 @@ def hybrid_search(
             source=f"cp{iterations}-mapper",
         )
         consider(mapped)
-        if timer() < deadline:
+        if timer() < deadline - reserve / 2:
             consider(map_schedule(snap, cache, by_release, release=None,
                                   source=f"cp{iterations}-list"))
         if not params.feedback:
@@ -268,12 +276,86 @@ def hybrid_search(
         obj_max = problem.pooled_objective(_hint(problem, best)) - 1
         if obj_max < 0:
             break
+    if params.lns and params.budget_s is not None and timer() < deadline - 0.1:
+        moves, wins, lns_s = _lns(snap, cache, params, problem, doable, rank, deadline, timer,
+                                  lambda: best, consider)
+        extra.update(lns_moves=moves, lns_improvements=wins)
+        solver_s += lns_s
     if last is not None:
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves
     extra["best_source"] = best.source
     return _finish(best, prb, history, cuts, status, bound, t_start, timer, solves, iterations,
                    solver_s, extra)
+
+
+def _lns(
+    snap: Snapshot,
+    cache: StateCache,
+    params: SearchParams,
+    problem: PooledProblem,
+    jobs: Sequence[Job],
+    rank: dict[str, int],
+    deadline: float,
+    timer: Timer,
+    incumbent: Callable[[], MappedSchedule],
+    consider: Callable[[MappedSchedule], None],
+) -> tuple[int, int, float]:
+    """Large-neighbourhood moves: free a window of consecutive jobs (in the incumbent's start
+    order), pin the others at their pooled starts, let CP-SAT re-time the window, and map with
+    the window's CP starts and the others' real starts as release times. A move is kept when
+    the mapped real schedule beats the incumbent. Windows roll over the schedule, starting
+    from the earliest starts; stops after a whole pass without improvement. Returns (moves,
+    improvements, solver seconds).
+    """
+    n = len(problem.jobs)
+    idx = problem.index
+    w = max(2, min(params.lns_window, n))
+    moves = wins = 0
+    solver_s = 0.0
+    offset = 0
+    stale = 0
+    per_pass = max(1, math.ceil(n / max(1, w // 2)))
+    while timer() < deadline - 0.05 and stale < per_pass:
+        best = incumbent()
+        real = {a.job_id: a.start for a in best.assignments}
+        by_start = sorted(problem.jobs, key=lambda j: (real[j.id], rank[j.id]))
+        if offset >= n:
+            offset = 0
+        window = {idx[j.id] for j in by_start[offset: offset + w]}
+        offset += max(1, w // 2)
+        pooled = _hint(problem, best)
+        fixed = {i: pooled[i] for i in range(n) if i not in window}
+        try:
+            out = solve_pooled(
+                problem,
+                time_limit_s=min(params.lns_time_s, max(deadline - timer(), 1e-3)),
+                workers=params.workers,
+                hint=pooled,
+                fixed_starts=fixed,
+                seed=params.seed + moves,
+            )
+        except (RuntimeError, ValueError, IndexError, MemoryError) as exc:
+            log.warning("hybrid: CP-SAT failed in a move (%s)", exc)
+            break
+        moves += 1
+        solver_s += out.seconds
+        if out.starts is None:
+            stale += 1
+            continue
+        release = {
+            j.id: (problem.now + out.starts[i] * problem.grain) if i in window else real[j.id]
+            for i, j in enumerate(problem.jobs)
+        }
+        order = sorted(jobs, key=lambda j: (release[j.id], rank[j.id]))
+        before = best.objective
+        consider(map_schedule(snap, cache, order, release=release, source=f"lns{moves}"))
+        if incumbent().objective < before - 1e-9:
+            wins += 1
+            stale = 0
+        else:
+            stale += 1
+    return moves, wins, solver_s
 
 
 def _real_units(problem: PooledProblem, snap: Snapshot, pooled: float) -> float:
