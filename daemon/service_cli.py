@@ -7,6 +7,7 @@ import logging
 import signal
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -144,6 +145,8 @@ def status(
     for key, value in data.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+        elif key.endswith("_at") and isinstance(value, int | float):
+            value = datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
         elif isinstance(value, float):
             value = f"{value:,.3f}"
         table.add_row(key, "-" if value is None else str(value))
