@@ -8,13 +8,28 @@ from dataclasses import replace
 import pytest
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
-from wattsched.scheduler.dispatcher import create
+from wattsched.scheduler.dispatcher import Dispatcher, create
 from wattsched.scheduler.hybrid import solver_summary
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
-from wattsched.scheduler.model import Job, Node, PowerCap
+from wattsched.scheduler.model import Job, Node, Plan, PowerCap, Snapshot
 
 CAPS = (1000.0, 1300.0, float("inf"))
 """8 Eurora-like nodes idle at 480 W: tight, medium, none."""
+
+
+class _FirstPlan(Dispatcher):
+    """Passes plans through and keeps the first one."""
+
+    def __init__(self, inner: Dispatcher) -> None:
+        super().__init__()
+        self.inner = inner
+        self.first: Plan | None = None
+
+    def plan(self, snap: Snapshot) -> Plan:
+        plan = self.inner.plan(snap)
+        if self.first is None:
+            self.first = plan
+        return plan
 
 
 def _objective(cluster: SimulatedCluster, jobs: list[Job]) -> float:
@@ -32,13 +47,19 @@ def test_offline_replay_is_feasible_and_never_worse_than_prb(
     base = SimulatedCluster(nodes, jobs, cap, offline=True)
     replay(base, create("prb"))
     cluster = SimulatedCluster(nodes, jobs, cap, offline=True)
-    disp = create(name, mode="offline", budget_s=1.0, time_limit_s=0.5)
+    disp = _FirstPlan(create(name, mode="offline", budget_s=1.0, time_limit_s=0.5,
+                             full_plan=True))
     result = replay(cluster, disp, keep_stats=True)
     assert result.start_errors == 0
     assert cluster.cap_violation_s == 0
     assert not cluster.unfinished()
     assert all(r.start is not None for r in cluster.records.values())
-    # Runtimes equal walltimes here, so the replay follows the plan: never worse than PRB.
+    # Runtimes equal walltimes here and every planned start falls on an event of the
+    # simulated cluster: the replay carries out the first plan exactly.
+    assert disp.first is not None
+    planned = {a.job_id: a.start for a in disp.first.assignments}
+    assert planned == {jid: r.start for jid, r in cluster.records.items()}
+    # ... so it is never worse than PRB.
     assert _objective(cluster, jobs) <= _objective(base, jobs) + 1e-6
     summary = solver_summary(result.solver_stats)
     assert summary["searches"] >= 1
