@@ -26,8 +26,9 @@ from pathlib import Path
 
 SBIN = Path("/usr/sbin")
 
-# Written as Python (run by the interpreter running the tests), not sh: Slurm runs these with signals blocked and no /usr/sbin in PATH;
-# the resume program clears the signal mask before starting slurmd in its own session.
+# Written as Python (run by the interpreter running the tests), not sh: Slurm runs these
+# with signals blocked and no /usr/sbin in PATH; the resume program clears the signal mask
+# before starting slurmd in its own session.
 _POWER_SCRIPT = """#!{python}
 import os, signal, subprocess, sys, time
 CONF = {conf!r}
@@ -138,8 +139,27 @@ class SlurmCluster:
                 continue
         return sorted(set(pids))
 
+    def _drain_jobs(self, timeout: float = 15.0) -> None:
+        """Cancel every job and wait until none runs (their slurmstepd exit with them)."""
+        ctl = self.procs.get("slurmctld")
+        if ctl is None or ctl.poll() is not None:
+            return
+        try:
+            self.cancel_all()
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                jobs = json.loads(self.run("squeue", "--json", timeout=10))["jobs"]
+                if not any(j["job_state"] in ("RUNNING", "COMPLETING", "CONFIGURING")
+                           for j in jobs):  # fmt: skip
+                    return
+                time.sleep(0.2)
+        except (OSError, RuntimeError, ValueError, KeyError, subprocess.SubprocessError):
+            return
+
     def stop(self) -> None:
-        """Stop every process of the cluster by PID (slurmds, slurmctld, munged last)."""
+        """Stop every process of the cluster by PID: jobs first (so no slurmstepd is left),
+        then slurmds, slurmctld, munged."""
+        self._drain_jobs()
         order = [k for k in self.procs if k.startswith("slurmd")] + ["slurmctld", "munged"]
         slurmd_pids = [
             pid for pid in self._pids() if pid not in {p.pid for p in self.procs.values()}
@@ -358,10 +378,17 @@ if __name__ == "__main__":  # pragma: no cover - manual use: python slurm_cluste
     target = Path(sys.argv[1])
     if target.exists():
         shutil.rmtree(target)
-    c = start_cluster(target, int(sys.argv[2]) if len(sys.argv) > 2 else 4)
+    lua = Path(__file__).resolve().parents[2] / "deploy" / "slurm" / "job_submit.lua"
+    c = start_cluster(target, int(sys.argv[2]) if len(sys.argv) > 2 else 4, job_submit_lua=lua)
     sys.stdout.write(f"export SLURM_CONF={c.conf}\n")
-    sys.stdout.write("press Ctrl-C to stop\n")
+    sys.stdout.write("press Ctrl-C (or send SIGTERM) to stop\n")
     sys.stdout.flush()
+
+    def _stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
     try:
         signal.pause()
     except KeyboardInterrupt:
