@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
+from pydantic import TypeAdapter
 from sqlalchemy import func, select
 from wattsched.daemon.api.deps import SessionDep
 from wattsched.daemon.api.schemas import ActionOut, JobDetail, JobOut, JobPage, JobState
 from wattsched.daemon.store_models import ActionRow, JobRow
 
 router = APIRouter(tags=["jobs"])
+_PAGE: TypeAdapter[JobPage] = TypeAdapter(JobPage)
 
 
 @router.get("/jobs", response_model=JobPage)
@@ -28,13 +30,13 @@ def list_jobs(
         query = query.where(JobRow.state == state)
         count = count.where(JobRow.state == state)
     rows = session.execute(query.order_by(JobRow.submit, JobRow.id).limit(limit).offset(offset))
-    page = JobPage(
-        total=session.scalar(count) or 0,
-        limit=limit,
-        offset=offset,
-        items=[JobOut.model_validate(dict(r)) for r in rows.mappings()],
-    )
-    return Response(page.model_dump_json(), media_type="application/json")
+    page = {
+        "total": session.scalar(count) or 0,
+        "limit": limit,
+        "offset": offset,
+        "items": rows.mappings().all(),
+    }
+    return Response(_PAGE.dump_json(_PAGE.validate_python(page)), media_type="application/json")
 
 
 @router.get("/jobs/{job_id}", response_model=JobDetail)
