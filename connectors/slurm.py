@@ -5,7 +5,7 @@
   ``sinfo --json`` is grouped, ``scontrol show node --json``) and ``squeue --json``. In 22.05
   ``--json`` ignores ``-j/-t/-n`` filters, so everything is read and filtered here.
 * Start on exactly the chosen nodes: ``scontrol update JobId=X NodeList=<nodes>
-  NumNodes=k-k`` then ``scontrol release X`` (NodeList alone means "must include": Slurm may
+  NumNodes=k-k StartTime=now`` then ``scontrol release X`` (NodeList alone means "must include": Slurm may
   add nodes). The job must be pending; wattsched keeps jobs held (``sbatch -H`` or the
   ``deploy/slurm/job_submit.lua`` plugin) so that Slurm never starts them on its own.
 * Which held jobs are wattsched's: ``job_submit.lua`` holds every new job of a managed
@@ -250,7 +250,12 @@ class SlurmConnector(Connector):
             )
         k = len(distinct)
         hostlist = fold_hostlist(distinct)
-        cmd = ["scontrol", "update", f"JobId={job_id}", f"NodeList={hostlist}", f"NumNodes={k}-{k}"]
+        # StartTime=now clears a begin time (a requeued job gets one ~2 min ahead); it does
+        # not release a held job: the release below does.
+        cmd = [
+            "scontrol", "update", f"JobId={job_id}", f"NodeList={hostlist}",
+            f"NumNodes={k}-{k}", "StartTime=now",
+        ]  # fmt: skip
         try:
             self.runner.run(cmd)
             self.runner.run(["scontrol", "release", job_id])

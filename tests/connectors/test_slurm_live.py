@@ -1,0 +1,37 @@
+"""Slurm-only behaviour on the real cluster: the gate, user holds, requeued jobs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from harnesses import SlurmHarness
+
+pytestmark = pytest.mark.slurm
+
+
+def test_user_held_job_is_not_dispatchable(slurm: SlurmHarness) -> None:
+    gated = slurm.submit(1)
+    mine = slurm.submit(1, user_hold=True)
+    queued = {j.id: j for j in slurm.connector.snapshot().queued}
+    assert queued[gated].held is False  # held by job_submit.lua for wattsched
+    assert queued[mine].held is True  # held by its user: never dispatched
+
+
+def test_requeued_job_is_held_again_and_can_be_started(slurm: SlurmHarness) -> None:
+    jid = slurm.submit(1)
+    slurm.connector.start(jid, ["n2"])
+    assert slurm.ran_on(jid) == ("n2",)
+    slurm.cluster.run("scontrol", "requeue", jid)
+    deadline = time.monotonic() + 15
+    show = ("scontrol", "show", "job", "-o", jid)
+    while "JobState=PENDING" not in (rec := slurm.cluster.run(*show)):
+        assert time.monotonic() < deadline, rec
+        time.sleep(0.2)
+    assert "Priority=0" not in rec and "Restarts=1" in rec  # requeued: back unheld
+    job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
+    rec = slurm.cluster.run("scontrol", "show", "job", "-o", jid)
+    assert "Priority=0" in rec, "the snapshot must hold a requeued job again"
+    assert job.held is False  # still wattsched's to start
+    slurm.connector.start(jid, ["n3"])
+    assert slurm.ran_on(jid) == ("n3",)
