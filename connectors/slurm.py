@@ -5,8 +5,8 @@
   ``sinfo --json`` is grouped, ``scontrol show node --json``) and ``squeue --json``. In 22.05
   ``--json`` ignores ``-j/-t/-n`` filters, so everything is read and filtered here.
 * Start on exactly the chosen nodes: ``scontrol update JobId=X NodeList=<nodes>
-  NumNodes=k-k StartTime=now`` then ``scontrol release X`` (NodeList alone means "must include": Slurm may
-  add nodes). The job must be pending; wattsched keeps jobs held (``sbatch -H`` or the
+  NumNodes=k-k StartTime=now`` then ``scontrol release X`` (NodeList alone means "must
+  include": Slurm may add nodes). The job must be pending; wattsched keeps jobs held (the
   ``deploy/slurm/job_submit.lua`` plugin) so that Slurm never starts them on its own.
 * Which held jobs are wattsched's: ``job_submit.lua`` holds every new job of a managed
   partition and marks it ``AdminComment=wattsched:gate``. A marked held job is offered to the
