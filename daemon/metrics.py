@@ -45,9 +45,7 @@ class ServiceCollector(Collector):
         cap = GaugeMetricFamily(
             "wattsched_power_cap_watts", "power cap in force (absent when no cap)"
         )
-        nodes = GaugeMetricFamily(
-            "wattsched_nodes", "nodes by power state", labels=["power_state"]
-        )
+        nodes = GaugeMetricFamily("wattsched_nodes", "nodes by power state", labels=["power_state"])
         jobs = GaugeMetricFamily("wattsched_jobs", "jobs by state", labels=["state"])
         wait = GaugeMetricFamily(
             "wattsched_planned_mean_wait_seconds", "mean planned wait of the planned jobs"
@@ -85,8 +83,10 @@ class ServiceCollector(Collector):
         hist = HistogramMetricFamily(
             "wattsched_cycle_duration_seconds", "duration of a control cycle"
         )
-        buckets = [(f"{b:g}", float(c)) for b, c in zip(CYCLE_BUCKETS, counters["cycle_buckets"],
-                                                          strict=True)]
+        buckets = [
+            (f"{b:g}", float(c))
+            for b, c in zip(CYCLE_BUCKETS, counters["cycle_buckets"], strict=True)
+        ]
         buckets.append(("+Inf", float(counters["cycle_count"])))
         hist.add_metric([], buckets, sum_value=counters["cycle_sum"])
         yield hist

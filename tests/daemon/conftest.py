@@ -18,7 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 TOKEN = "test-token-0123456789abcdef"
 
 
-def small_cluster(n_nodes: int = 4, n_jobs: int = 20) -> SimulatedCluster:
+def small_cluster(
+    n_nodes: int = 4, n_jobs: int = 20, cls: type[SimulatedCluster] = SimulatedCluster
+) -> SimulatedCluster:
     """4 nodes of 16 cores; 20 jobs of 8 cores arriving every 10 s, 300 s long."""
     nodes = [Node(f"n{i}", Resources(cores=16, mem_mb=32000)) for i in range(n_nodes)]
     jobs = [
@@ -32,7 +34,7 @@ def small_cluster(n_nodes: int = 4, n_jobs: int = 20) -> SimulatedCluster:
         )
         for i in range(n_jobs)
     ]
-    return SimulatedCluster(nodes, jobs)
+    return cls(nodes, jobs)
 
 
 @pytest.fixture(scope="session")

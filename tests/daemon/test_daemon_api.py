@@ -22,7 +22,7 @@ def settings_with_token(tmp_path: Path, token: str | None = TOKEN) -> Settings:
     if token is not None:
         token_file = tmp_path / "token"
         token_file.write_text(token + "\n")
-    return Settings(connector={"kind": "slurm"}, api={"token_file": token_file})  # type: ignore[arg-type]
+    return Settings(connector={"kind": "slurm"}, api={"token_file": token_file})
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ def api_schema(sqlite_engine: Engine, cluster_factory: Any, tmp_path: Path) -> A
         cluster.advance_to(cluster.now + 150)
     token = tmp_path / "token"
     token.write_text(TOKEN)
-    cfg = Settings(connector={"kind": "slurm"}, api={"token_file": token})  # type: ignore[arg-type]
+    cfg = Settings(connector={"kind": "slurm"}, api={"token_file": token})
     return schemathesis.openapi.from_asgi("/openapi.json", create_app(cfg, svc))
 
 

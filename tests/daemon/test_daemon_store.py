@@ -26,8 +26,15 @@ def test_upgrade_from_empty(tmp_path: Path) -> None:
     assert check_schema(engine) == head_revision()
     with engine.connect() as conn:
         tables = {r[0] for r in conn.execute(text("SELECT name FROM sqlite_master"))}
-    assert {"nodes", "node_states", "jobs", "cycles", "plan_entries", "actions",
-            "power_samples"} <= tables
+    assert {
+        "nodes",
+        "node_states",
+        "jobs",
+        "cycles",
+        "plan_entries",
+        "actions",
+        "power_samples",
+    } <= tables
 
 
 def test_empty_schema_refused(tmp_path: Path) -> None:
@@ -97,6 +104,7 @@ def test_pending_start_reconciled(sqlite_engine: Engine, cluster_factory: Any) -
     assert store.pending_actions() == []
     svc.run_now()  # 101 may now be started, 100 is not started again
     with store.sessions() as s:
-        n100 = s.scalar(select(func.count()).where(ActionRow.job_id == "100",
-                                                   ActionRow.state == "done"))
+        n100 = s.scalar(
+            select(func.count()).where(ActionRow.job_id == "100", ActionRow.state == "done")
+        )
     assert n100 == 1

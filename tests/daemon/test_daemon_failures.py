@@ -1,0 +1,80 @@
+"""Failing RMS calls: logged, recorded, counted, retried by policy; the loop goes on.
+
+The connector is the simulated cluster with injected faults (a subclass whose calls fail on
+demand), as a real RMS's timeouts and refusals would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Engine, func, select
+from wattsched.connectors.base import RMSCommandError, RMSTimeout, StartResult
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.store_models import ActionRow, CycleRow
+from wattsched.scheduler.model import Snapshot
+
+
+class FlakyCluster(SimulatedCluster):
+    """Snapshots time out while ``snapshot_failures`` > 0; starts of ``refuse`` jobs fail."""
+
+    snapshot_failures = 0
+    refuse: frozenset[str] = frozenset()
+
+    def snapshot(self) -> Snapshot:
+        if self.snapshot_failures > 0:
+            self.snapshot_failures -= 1
+            raise RMSTimeout(["squeue", "--json"], 30.0)
+        return super().snapshot()
+
+    def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
+        if job_id in self.refuse:
+            raise RMSCommandError(["scontrol", "release", job_id], 1, "Invalid job id specified")
+        return super().start(job_id, nodes)
+
+
+def flaky(cluster_factory: Any) -> FlakyCluster:
+    cluster: FlakyCluster = cluster_factory.small_cluster(cls=FlakyCluster)
+    return cluster
+
+
+def test_snapshot_timeout_is_recorded_and_the_loop_goes_on(
+    sqlite_engine: Engine, cluster_factory: Any
+) -> None:
+    cluster = flaky(cluster_factory)
+    svc = cluster_factory.make_service(sqlite_engine, cluster)
+    cluster.snapshot_failures = 2
+    first = svc.run_now()
+    assert not first.ok and "RMSTimeout" in (first.error or "")
+    assert not svc.run_now().ok
+    third = svc.run_now()
+    assert third.ok and third.started > 0
+    assert svc.counters.copy()["errors"]["rms"] == 2
+    with svc.store.sessions() as s:
+        failed = s.scalars(select(CycleRow).where(CycleRow.ok.is_(False))).all()
+    assert len(failed) == 2 and all("timed out" in (c.error or "") for c in failed)
+
+
+def test_failing_start_retried_then_given_up(sqlite_engine: Engine, cluster_factory: Any) -> None:
+    cluster = flaky(cluster_factory)
+    cluster.refuse = frozenset({"100"})
+    svc = cluster_factory.make_service(sqlite_engine, cluster)
+    svc.max_start_attempts = 3
+    for _ in range(6):
+        svc.run_now()
+        cluster.advance_to(cluster.now + 20)
+    with svc.store.sessions() as s:
+        tries = s.scalar(
+            select(func.count()).where(ActionRow.job_id == "100", ActionRow.state == "failed")
+        )
+        err = s.scalars(select(ActionRow.error).where(ActionRow.job_id == "100")).first()
+        others = s.scalar(
+            select(func.count()).where(ActionRow.job_id != "100", ActionRow.state == "done")
+        )
+    assert tries == 3  # bounded: max_start_attempts, then left alone
+    assert err and "Invalid job id" in err
+    assert others and others > 0  # the other jobs were started meanwhile
+    counters = svc.counters.copy()
+    assert counters["errors"]["start_gave_up"] == 1
+    assert counters["actions"][("start", "failed")] == 3
