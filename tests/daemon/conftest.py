@@ -15,7 +15,6 @@ from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources
 
 REPO = Path(__file__).resolve().parents[2]
-TOKEN = "test-token-0123456789abcdef"
 
 
 def small_cluster(

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
+API_TOKEN = "test-token-0123456789abcdef"
+"""The bearer token of the in-process API tests."""
 
 
 class ServiceUnavailable(RuntimeError):

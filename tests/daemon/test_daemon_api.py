@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TOKEN
+from daemon_services import API_TOKEN as TOKEN
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 from wattsched.daemon.api.app import create_app

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from conftest import TOKEN
+from daemon_services import API_TOKEN as TOKEN
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
