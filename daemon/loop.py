@@ -204,6 +204,7 @@ class Service:
         self._started_by_us: set[str] = {a.job_id for a in store.done_starts() if a.job_id}
         self._gave_up: set[str] = set()
         self._prev_power: tuple[int, float] | None = None
+        self._reconciled = False
         self._scheduler: BackgroundScheduler | None = None
 
     # -- configuration changes (API) ------------------------------------------------------
@@ -232,10 +233,12 @@ class Service:
 
         A start whose job now runs is ``done``; one whose job is still pending (or gone) is
         ``failed``, so that a later cycle may start it once. Other kinds cannot be checked and
-        are ``failed`` with an explanation.
+        are ``failed`` with an explanation. Until it has succeeded once, every cycle calls it
+        before acting.
         """
         pending = self.store.pending_actions()
         if not pending:
+            self._reconciled = True
             return 0
         snap = self.view.snapshot()
         running = {rj.job.id for rj in snap.running}
@@ -256,6 +259,7 @@ class Service:
                 )
                 self.counters.action(a.kind, "reconciled_failed")
         log.warning("reconciled %d pending action(s) after a restart", len(pending))
+        self._reconciled = True
         return len(pending)
 
     # -- the cycle -------------------------------------------------------------------------------
@@ -281,6 +285,10 @@ class Service:
         t0 = self.timer()
         mode = self.mode
         try:
+            if not self._reconciled:
+                # Before acting again, settle what a crash left pending (a failed RMS call
+                # here fails the cycle; the next one tries again).
+                self.reconcile()
             if self.before_cycle is not None:
                 self.before_cycle()
             result = run_cycle(self.view, self.dispatcher, act=False, timer=self.timer)

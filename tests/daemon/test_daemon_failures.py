@@ -78,3 +78,20 @@ def test_failing_start_retried_then_given_up(sqlite_engine: Engine, cluster_fact
     counters = svc.counters.copy()
     assert counters["errors"]["start_gave_up"] == 1
     assert counters["actions"][("start", "failed")] == 3
+
+
+def test_reconciliation_waits_for_the_rms(sqlite_engine: Engine, cluster_factory: Any) -> None:
+    cluster = flaky(cluster_factory)
+    svc = cluster_factory.make_service(sqlite_engine, cluster)
+    # A start journaled by a previous process that died before the RMS call.
+    svc.store.begin_action("start", time_=0, job_id="100", nodes=["n0"])
+    cluster.snapshot_failures = 1
+    assert not svc.run_now().ok  # the RMS is unreachable: nothing reconciled, nothing started
+    assert len(svc.store.pending_actions()) == 1
+    assert svc.run_now().ok  # reconciled first (job 100 still pending: failed), then acted
+    assert svc.store.pending_actions() == []
+    with svc.store.sessions() as s:
+        states = s.scalars(
+            select(ActionRow.state).where(ActionRow.job_id == "100").order_by(ActionRow.id)
+        ).all()
+    assert states == ["failed", "done"]  # started once, by the second cycle
