@@ -121,6 +121,8 @@ class ConnectorConfig(BaseModel):
     job_power: JobPowerConfig = Field(default_factory=JobPowerConfig)
     gate_marker: str = "wattsched:gate"
     """Slurm: the AdminComment job_submit.lua puts on the jobs it holds for wattsched."""
+    track_memory: bool | None = None
+    """Slurm: count job memory (None: when SelectTypeParameters allocates memory)."""
     sge_queue: str = "all.q"
     """Grid Engine: the cluster queue a started job is bound to (``qalter -q queue@host``)."""
     simulated_nodes: int = Field(default=4, ge=1)
@@ -213,7 +215,9 @@ def build_connector(
     if cfg.kind == "slurm":
         from wattsched.connectors.slurm import SlurmConnector
 
-        return SlurmConnector(run, cfg.options(), gate_marker=cfg.gate_marker)
+        return SlurmConnector(
+            run, cfg.options(), gate_marker=cfg.gate_marker, track_memory=cfg.track_memory
+        )
     if cfg.kind == "pbs":
         from wattsched.connectors.pbs import PBSConnector
 

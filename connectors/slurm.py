@@ -25,6 +25,7 @@ for new work when drained, down, failed, in maintenance, reserved or not respond
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -111,10 +112,12 @@ class SlurmConnector(Connector):
         options: RMSOptions | None = None,
         *,
         gate_marker: str = GATE_MARKER,
+        track_memory: bool | None = None,
     ) -> None:
         self.runner = runner
         self.options = options or RMSOptions()
         self.gate_marker = gate_marker
+        self._track_memory = track_memory
         self._node_cmd: list[str] | None = None
 
     @property
@@ -134,6 +137,19 @@ class SlurmConnector(Connector):
             # Newer Slurm groups sinfo records: ask scontrol for per-node detail.
             self._node_cmd = ["scontrol", "show", "node", "--json"]
         return parse_nodes(self.runner.run(self._node_cmd).stdout)
+
+    def memory_is_consumable(self) -> bool:
+        """Whether Slurm allocates memory (``SelectTypeParameters`` with ``MEMORY``).
+
+        When it does not (``CR_Core``, ``CR_CPU``), a job's memory request binds nothing and
+        is left out of its units (else every job would seem to fill a node's memory). Asked
+        once (``scontrol show config``) unless given to the constructor.
+        """
+        if self._track_memory is None:
+            out = self.runner.run(["scontrol", "show", "config"]).stdout
+            m = re.search(r"^SelectTypeParameters\s*=\s*(\S+)", out, re.MULTILINE)
+            self._track_memory = bool(m and "MEMORY" in m.group(1).upper())
+        return self._track_memory
 
     def read_jobs(self) -> list[SlurmJob]:
         """Every job Slurm still shows (filtering is ours: 22.05 ignores squeue filters)."""
@@ -215,9 +231,10 @@ class SlurmConnector(Connector):
     def _job(self, sj: SlurmJob, *, units: int, partition: str | None = None) -> Job:
         opts = self.options
         units = max(units, 1)
+        mem = (sj.memory_mb_per_node or 0) if self.memory_is_consumable() else 0
         unit = Resources(
             cores=max(per_unit(sj.cpus, units), 1),
-            mem_mb=per_unit(sj.memory_mb_per_node or 0, 1),
+            mem_mb=mem,
             gpus=per_unit(sj.gpus, units),
         )
         walltime = sj.time_limit_min * 60 if sj.time_limit_min else opts.default_walltime_s

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from harnesses import SlurmHarness
+from wattsched.connectors.slurm import SlurmConnector
 
 pytestmark = pytest.mark.slurm
 
@@ -35,3 +36,12 @@ def test_requeued_job_is_held_again_and_can_be_started(slurm: SlurmHarness) -> N
     assert job.held is False  # still wattsched's to start
     slurm.connector.start(jid, ["n3"])
     assert slurm.ran_on(jid) == ("n3",)
+
+
+def test_memory_counts_only_when_slurm_allocates_it(slurm: SlurmHarness) -> None:
+    jid = slurm.submit(2)
+    job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
+    assert job.unit.mem_mb == 0  # the test cluster runs CR_Core: memory binds nothing
+    forced = SlurmConnector(slurm.connector.runner, track_memory=True)
+    job = next(j for j in forced.snapshot().queued if j.id == jid)
+    assert job.unit.mem_mb == 1000  # Slurm's default request: the node's RealMemory
