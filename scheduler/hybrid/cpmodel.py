@@ -131,14 +131,15 @@ def solve_pooled(
     try:
         code = solver.solve(m)
     except IndexError:
-        # OR-Tools 9.15 sometimes fails inside solve() on a decision strategy over
-        # variables that presolve removed; solve once more without the strategy.
-        if not strategy:
+        # OR-Tools 9.15 sometimes fails inside solve() (an absl hash-map lookup); seen with
+        # the decision strategy and with hints: solve again without the one, then the other.
+        if not strategy and hint is None:
             raise
         return solve_pooled(
             problem, time_limit_s=time_limit_s, workers=workers, cuts=cuts,
-            running_ends=running_ends, objective_max=objective_max, hint=hint,
-            fixed_starts=fixed_starts, seed=seed, strategy=False,
+            running_ends=running_ends, objective_max=objective_max,
+            hint=hint if strategy else None, fixed_starts=fixed_starts, seed=seed,
+            strategy=False,
         )
     status = _status_name(solver, code)
     found = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)

@@ -103,7 +103,8 @@ class HybridDispatcher(Dispatcher):
                 feedback=feedback,
                 iterations=iterations,
                 time_limit_s=min(time_limit_s or cycle_budget_s, cycle_budget_s),
-                budget_s=cycle_budget_s,
+                # 10 % of the cycle kept for the fill and the plan's bookkeeping.
+                budget_s=0.9 * cycle_budget_s,
                 workers=workers,
                 grain_s=grain_s,
                 retry_on_timeout=False,

@@ -4,7 +4,8 @@ One call of :func:`hybrid_search` does, within a wall-clock budget:
 
 1. PRB (list scheduling in PRB order) — the baseline and the first incumbent; and, when
    ``orderings`` is on, list schedules under other priority orderings (weighted shortest
-   walltime first, weighted smallest demand first), each a real, mapped schedule.
+   walltime first, weighted smallest demand first, weighted smallest energy first), each a
+   real, mapped schedule.
 2. The pooled CP model (:mod:`.cpmodel`) on a time grain, its horizon bounded by the
    incumbent's makespan (plus slack), hinted with the incumbent and searched in PRB priority
    order, its objective bounded by the incumbent's.
@@ -126,9 +127,14 @@ def _wspt_orders(jobs: Sequence[Job], max_ewt: int) -> list[tuple[str, list[Job]
     def w(j: Job) -> float:
         return max_ewt / j.ewt
 
+    def energy(j: Job) -> float:
+        unit_w = j.unit_power_w if j.unit_power_w is not None else float(j.unit.cores)
+        return j.walltime * max(unit_w * j.units, 1.0)
+
     return [
         ("wspt", sorted(jobs, key=lambda j: (-w(j) / j.walltime, j.demand()))),
         ("wsdf", sorted(jobs, key=lambda j: (-w(j) / max(j.demand(), 1.0), j.walltime))),
+        ("wsef", sorted(jobs, key=lambda j: (-w(j) / energy(j), j.walltime))),
     ]
 
 
