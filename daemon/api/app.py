@@ -13,6 +13,7 @@ from wattsched.daemon.api.routes import control, health, jobs, nodes, plan
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
 from wattsched.daemon.metrics import make_registry
+from wattsched.daemon.store import current_revision
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,8 @@ def create_app(settings: Settings, service: Service) -> FastAPI:
     )
     app.state.service = service
     app.state.token = settings.read_token()
+    # The revision checked at start (serve refuses any other); /health reports it.
+    app.state.schema_revision = current_revision(service.store.engine) or ""
     registry = make_registry(service)
     for module in (health, nodes, jobs, plan, control):
         app.include_router(module.router)
