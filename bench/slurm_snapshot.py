@@ -2,7 +2,8 @@
 
 Starts the test cluster of ``tests/connectors/slurm_cluster.py`` (munged, slurmctld, slurmd
 per node, loopback) with N nodes, submits M pending jobs (gated by job_submit.lua), then
-times ``snapshot()`` and its parts (``squeue --json``, ``sinfo --json``, parsing).
+times ``snapshot()`` and its parts (``squeue --json``, ``sinfo --json``, parsing), for both
+job sources: ``squeue --json`` (default) and ``scontrol show job -o``.
 
     python bench/slurm_snapshot.py [--nodes 64] [--slurmd 64] [--jobs 1000] [--repeat 20]
 
@@ -28,7 +29,11 @@ from slurm_cluster import start_cluster  # noqa: E402
 from wattsched.connectors.rms_options import RMSOptions  # noqa: E402
 from wattsched.connectors.runner import LocalRunner  # noqa: E402
 from wattsched.connectors.slurm import SlurmConnector  # noqa: E402
-from wattsched.connectors.slurm_json import parse_jobs, parse_nodes  # noqa: E402
+from wattsched.connectors.slurm_json import (  # noqa: E402
+    parse_jobs,
+    parse_nodes,
+    parse_scontrol_jobs,
+)
 
 
 def _stats(xs: list[float]) -> str:
@@ -74,14 +79,25 @@ def main() -> None:
             submit_s = time.perf_counter() - t0
             runner = LocalRunner(cluster.env, cwd=cluster.root, timeout=60)
             conn = SlurmConnector(runner, RMSOptions())
+            fast = SlurmConnector(runner, RMSOptions(), job_source="scontrol")
             snap = conn.snapshot()  # warm-up (also checks the counts)
+            fast_snap = fast.snapshot()
             times: list[float] = []
+            fast_times: list[float] = []
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
                 snap = conn.snapshot()
                 times.append(time.perf_counter() - t0)
-            sq, si, pj, pn = [], [], [], []
+                t0 = time.perf_counter()
+                fast_snap = fast.snapshot()
+                fast_times.append(time.perf_counter() - t0)
+            sq, si, pj, pn, sc, psc = [], [], [], [], [], []
             for _ in range(args.repeat):
+                r3 = runner.run(["env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "job", "-o"])
+                sc.append(r3.seconds)
+                t0 = time.perf_counter()
+                parse_scontrol_jobs(r3.stdout)
+                psc.append(time.perf_counter() - t0)
                 r = runner.run(["squeue", "--json"])
                 sq.append(r.seconds)
                 r2 = runner.run(["sinfo", "--json"])
@@ -107,10 +123,14 @@ def main() -> None:
   up in {up_s:.1f} s; {args.jobs} pending jobs (1-4 nodes each) submitted in {submit_s:.1f} s
 - snapshot: {len(snap.nodes)} nodes, {len(snap.queued)} queued, {len(snap.running)} running;
   squeue --json output {squeue_bytes / 1e6:.2f} MB
-- `snapshot()` ({args.repeat} runs): {_stats(times)}
+- `snapshot()`, jobs from `squeue --json` ({args.repeat} runs): {_stats(times)}
+- `snapshot()`, jobs from `scontrol show job -o` ({args.repeat} runs): {_stats(fast_times)}
+  ({len(fast_snap.queued)} queued, {len(fast_snap.nodes)} nodes)
 - parts: `squeue --json` {_stats(sq)}; `sinfo --json` {_stats(si)};
-  parse jobs {_stats(pj)}; parse nodes {_stats(pn)}
-- target < 0.5 s: {'met' if statistics.median(times) < 0.5 else 'NOT met'} (median)
+  parse squeue JSON {_stats(pj)}; parse nodes {_stats(pn)};
+  `scontrol show job -o` {_stats(sc)}; parse it {_stats(psc)}
+- target < 0.5 s (median): squeue-json {'met' if statistics.median(times) < 0.5 else 'NOT met'},
+  scontrol {'met' if statistics.median(fast_times) < 0.5 else 'NOT met'}
 """)
 
 

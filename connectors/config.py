@@ -123,6 +123,8 @@ class ConnectorConfig(BaseModel):
     """Slurm: the AdminComment job_submit.lua puts on the jobs it holds for wattsched."""
     track_memory: bool | None = None
     """Slurm: count job memory (None: when SelectTypeParameters allocates memory)."""
+    job_source: Literal["squeue-json", "scontrol"] = "squeue-json"
+    """Slurm: read jobs from ``squeue --json`` or (faster) ``scontrol show job -o``."""
     sge_queue: str = "all.q"
     """Grid Engine: the cluster queue a started job is bound to (``qalter -q queue@host``)."""
     simulated_nodes: int = Field(default=4, ge=1)
@@ -216,7 +218,11 @@ def build_connector(
         from wattsched.connectors.slurm import SlurmConnector
 
         return SlurmConnector(
-            run, cfg.options(), gate_marker=cfg.gate_marker, track_memory=cfg.track_memory
+            run,
+            cfg.options(),
+            gate_marker=cfg.gate_marker,
+            track_memory=cfg.track_memory,
+            job_source=cfg.job_source,
         )
     if cfg.kind == "pbs":
         from wattsched.connectors.pbs import PBSConnector

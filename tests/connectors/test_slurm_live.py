@@ -7,6 +7,7 @@ import time
 import pytest
 from harnesses import SlurmHarness
 from wattsched.connectors.slurm import SlurmConnector
+from wattsched.scheduler.model import Snapshot
 
 pytestmark = pytest.mark.slurm
 
@@ -45,3 +46,22 @@ def test_memory_counts_only_when_slurm_allocates_it(slurm: SlurmHarness) -> None
     forced = SlurmConnector(slurm.connector.runner, track_memory=True)
     job = next(j for j in forced.snapshot().queued if j.id == jid)
     assert job.unit.mem_mb == 1000  # Slurm's default request: the node's RealMemory
+
+
+def test_scontrol_job_source_matches_squeue_json(slurm: SlurmHarness) -> None:
+    running = slurm.submit(2)
+    slurm.connector.start(running, ["n1", "n4"])
+    assert slurm.ran_on(running) is not None
+    slurm.submit(1)
+    slurm.submit(3, user_hold=True)
+    fast = SlurmConnector(slurm.connector.runner, slurm.connector.options, job_source="scontrol")
+    a, b = slurm.connector.snapshot(), fast.snapshot()
+
+    def queued(s: Snapshot) -> list[tuple[object, ...]]:
+        return sorted((j.id, j.units, j.unit, j.walltime, j.held, j.submit) for j in s.queued)
+
+    def run(s: Snapshot) -> list[tuple[object, ...]]:
+        return sorted((r.job.id, r.nodes, r.start, r.job.units) for r in s.running)
+
+    assert queued(a) == queued(b) and len(a.queued) == 2
+    assert run(a) == run(b) and len(a.running) == 1

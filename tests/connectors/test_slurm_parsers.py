@@ -14,7 +14,9 @@ from wattsched.connectors.slurm_json import (
     parse_key_values,
     parse_node_record,
     parse_nodes,
+    parse_scontrol_jobs,
     size_mb,
+    time_limit_minutes,
 )
 from wattsched.scheduler.model import PowerState
 
@@ -166,3 +168,24 @@ def test_power_state_mapping(state: str, power: PowerState, usable: bool) -> Non
     node = parse_node_record({"name": "n1", "state": state, "cpus": 4})
     assert power_state(node) is power
     assert available(node) is usable
+
+
+def test_scontrol_jobs_agree_with_squeue_json() -> None:
+    """The same live 22.05 queue read both ways (scontrol -o recorded with local times)."""
+    a = {j.job_id: j for j in parse_jobs((LIVE / "squeue.json").read_text())}
+    b = {j.job_id: j for j in parse_scontrol_jobs((LIVE / "scontrol-show-job.txt").read_text())}
+    assert a.keys() == b.keys()
+    for jid in a:
+        for f in ("state", "node_count", "cpus", "tasks", "time_limit_min", "held", "nodes",
+                  "comment", "partition", "user", "restart_count", "gpus"):  # fmt: skip
+            assert getattr(a[jid], f) == getattr(b[jid], f), (jid, f)
+        assert a[jid].submit_time == b[jid].submit_time  # recorded in this machine's time zone
+    assert b["1"].memory_mb_per_node == 1000  # pending: requested TRES
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [("UNLIMITED", None), ("00:10:00", 10), ("1-00:00:00", 1440), ("30", 30), ("00:00:30", 1)],
+)
+def test_time_limits(text: str, minutes: int | None) -> None:
+    assert time_limit_minutes(text) == minutes
