@@ -38,20 +38,30 @@ class Dispatcher(abc.ABC):
         and only the new ones need trying: the decisions are those of a full pass.
         """
         m = self._memo
+        if m is None or not m.ids or not self._same_cluster(snap):
+            return 0
+        n = len(m.ids)
+        return n if ids[:n] == m.ids else 0
+
+    def _same_cluster(self, snap: Snapshot) -> bool:
+        """True when the last plan started nothing and saw the very same running jobs, nodes
+        and cap, with no cap step since: every job it could not start still cannot."""
+        m = self._memo
         if (
             m is None
             or m.started_any
             or m.running is not snap.running
             or m.nodes is not snap.nodes
             or m.cap is not snap.cap
-            or not m.ids
         ):
-            return 0
+            return False
         nc = snap.cap.next_change(m.time)
-        if nc is not None and nc <= snap.time:
-            return 0
-        n = len(m.ids)
-        return n if ids[:n] == m.ids else 0
+        return nc is None or nc > snap.time
+
+    def _started_last(self) -> list[str]:
+        """The jobs the last plan started now."""
+        m = self._memo
+        return list(m.started) if m is not None else []
 
     def _remember(self, snap: Snapshot, ids: list[str], plan: Plan, extra: object = None) -> None:
         self._memo = _Memo(
@@ -60,7 +70,7 @@ class Dispatcher(abc.ABC):
             snap.nodes,
             snap.cap,
             ids,
-            any(True for _ in plan.starts_now()),
+            [a.job_id for a in plan.starts_now()],
             extra,
         )
 
@@ -68,7 +78,7 @@ class Dispatcher(abc.ABC):
 class _Memo:
     """What the last plan saw (identity of the snapshot's parts) and decided."""
 
-    __slots__ = ("cap", "extra", "ids", "nodes", "running", "started_any", "time")
+    __slots__ = ("cap", "extra", "ids", "nodes", "running", "started", "started_any", "time")
 
     def __init__(
         self,
@@ -77,7 +87,7 @@ class _Memo:
         nodes: tuple[object, ...],
         cap: object,
         ids: list[str],
-        started_any: bool,
+        started: list[str],
         extra: object,
     ) -> None:
         self.time = time
@@ -85,7 +95,8 @@ class _Memo:
         self.nodes = nodes
         self.cap = cap
         self.ids = ids
-        self.started_any = started_any
+        self.started = started
+        self.started_any = bool(started)
         self.extra = extra
 
 
@@ -94,12 +105,14 @@ def submit_order(jobs: tuple[Job, ...] | list[Job]) -> list[Job]:
     return sorted((j for j in jobs if not j.held), key=_SUBMIT)
 
 
+def prb_key(job: Job) -> tuple[float, float, int, int, str]:
+    """PRB's priority: expected wait time of the queue, then demand, then submit time."""
+    return (job.ewt, job.demand(), job.submit, *_id_key(job.id))
+
+
 def prb_order(jobs: tuple[Job, ...] | list[Job]) -> list[Job]:
-    """PRB's job order (eligible jobs): expected wait time of the queue, then demand, then
-    submit time."""
-    return sorted(
-        (j for j in jobs if not j.held), key=lambda j: (j.ewt, j.demand(), j.submit, _id_key(j.id))
-    )
+    """Eligible (not held) jobs in PRB's order (see :func:`prb_key`)."""
+    return sorted((j for j in jobs if not j.held), key=prb_key)
 
 
 _SUBMIT = operator.attrgetter("submit")

@@ -11,7 +11,6 @@ power), so that it never delays the head.
 from __future__ import annotations
 
 import numpy as np
-
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
 from wattsched.scheduler.mapper import EPS_W, ClusterState, IntArray, JobVec
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats

@@ -15,6 +15,7 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from wattsched.scheduler.mapper import ClusterState, IntArray, JobVec, StateCache
 from wattsched.scheduler.model import Assignment, Job
 
@@ -51,11 +52,15 @@ def list_schedule(
     (online dispatching: what starts now). ``horizon`` stops the search at that time.
     """
     placements = cache.running_placements()
-    ends: list[tuple[int, str]] = [(max(e, t0), jid) for jid, e in running_ends.items()]
+    # Job ends matter only when looking past t0 (or for conflict sets).
+    track = full or release is not None
+    ends: list[tuple[int, str]] = (
+        [(e if e > t0 else t0, jid) for jid, e in running_ends.items()] if track else []
+    )
     heapq.heapify(ends)
-    booked: dict[str, tuple[JobVec, IntArray, IntArray]] = {
-        jid: placements[jid] for jid in running_ends if jid in placements
-    }
+    booked: dict[str, tuple[JobVec, IntArray, IntArray]] = (
+        {jid: placements[jid] for jid in running_ends if jid in placements} if track else {}
+    )
     waiting = list(jobs)
     out: list[Assignment] = []
     postponements = 0
@@ -69,12 +74,23 @@ def list_schedule(
             jv, idx, cnt = booked.pop(jid)
             state.release(jv, idx, cnt)
         still: list[Job] = []
-        for job in waiting:
+        # Pooled prefilter for the whole pass: free resources only shrink while placing, so a
+        # job whose total exceeds what is free now cannot start at t.
+        vecs = [cache.vec(j) for j in waiting]
+        fits = (np.array([v.total for v in vecs]) <= state.free_total).all(axis=1).tolist()
+        order: IntArray | None = None
+        failed: set[tuple[int, ...]] = set()  # shapes that did not fit since the last commit
+        for job, jv, ok in zip(waiting, vecs, fits, strict=True):
             if release is not None and release.get(job.id, t0) > t:
                 still.append(job)
                 continue
-            jv = cache.vec(job)
-            placed = state.place(jv, node_order(state), t)
+            placed = None
+            if ok and jv.shape not in failed:
+                if order is None:
+                    order = node_order(state)
+                placed = state.place(jv, order, t)
+                if placed is None and state.last_fail == "resources":
+                    failed.add(jv.shape)
             if placed is None:
                 still.append(job)
                 if release is not None and on_postpone is not None:
@@ -83,8 +99,10 @@ def list_schedule(
                 continue
             idx, cnt = placed
             state.commit(jv, idx, cnt)
-            booked[job.id] = (jv, idx, cnt)
-            heapq.heappush(ends, (t + job.walltime, job.id))
+            order = None  # loads changed: the node order may too
+            if track:
+                booked[job.id] = (jv, idx, cnt)
+                heapq.heappush(ends, (t + job.walltime, job.id))
             out.append(Assignment(job.id, t, state.names_for(idx, cnt)))
         waiting = still
         if not full or not waiting:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
 
 IntArray = npt.NDArray[np.int64]
@@ -44,6 +43,8 @@ class JobVec:
     total: IntArray
     node_w: FloatArray | None = None
     """Power of one unit on each node (from the node models), when the job has no estimate."""
+    shape: tuple[int, ...] = ()
+    """Per-unit requirement and unit count: jobs of one shape fit or fail together."""
 
     @classmethod
     def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
@@ -59,6 +60,7 @@ class JobVec:
             nz=np.flatnonzero(req),
             total=req * job.units,
             node_w=node_w,
+            shape=(*job.unit.as_tuple(), job.units),
         )
 
 
@@ -97,6 +99,8 @@ class ClusterState:
         self.busy_units: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
         self.power_w: float = arrays.static_w
         self.free_total: IntArray = arrays.total_capacity.copy()
+        self.last_fail = ""
+        """Why the last :meth:`place` failed: ``resources`` or ``power``."""
 
     def copy(self) -> ClusterState:
         """An independent copy (for look-ahead)."""
@@ -107,6 +111,7 @@ class ClusterState:
         other.busy_units = self.busy_units.copy()
         other.power_w = self.power_w
         other.free_total = self.free_total.copy()
+        other.last_fail = ""
         return other
 
     # -- power -------------------------------------------------------------------------------
@@ -165,6 +170,7 @@ class ClusterState:
         The power check is: power now + the job's delta <= the lowest cap over its walltime
         (or ``power_limit`` when given). Returns ``(node_indexes, unit_counts)``.
         """
+        self.last_fail = "resources"
         if self.quick_reject(jv):
             return None
         k = self.units_fitting(jv)
@@ -182,7 +188,9 @@ class ClusterState:
         take, counts = take[sel], counts[sel]
         limit = self.cap_limit(t, jv.walltime) if power_limit is None else power_limit
         if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
+            self.last_fail = "power"
             return None
+        self.last_fail = ""
         return take, counts
 
     def commit(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:

@@ -195,7 +195,7 @@ class Job:
         _check(self.units >= 1, owner, "units", self.units, "must be >= 1")
         _check(self.ewt > 0, owner, "ewt", self.ewt, "must be > 0")
         _check(
-            any(self.unit.as_tuple()), owner, "unit", self.unit, "must request at least one resource"
+            any(self.unit.as_tuple()), owner, "unit", self.unit, "must request a resource"
         )
         if self.unit_power_w is not None:
             _check(self.unit_power_w >= 0, owner, "unit_power_w", self.unit_power_w, "must be >= 0")
@@ -209,7 +209,8 @@ class Job:
 
     def demand(self) -> float:
         """The job demand of the PRB rule: requirements (all resources, all units) x walltime."""
-        return float(sum(self.total.as_tuple())) * self.walltime
+        u = self.unit
+        return float((u.cores + u.mem_mb + u.gpus + u.mics) * self.units) * self.walltime
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +231,9 @@ class RunningJob:
             self.nodes,
             f"must name one node per unit ({self.job.units})",
         )
-        _check(self.end_estimate >= self.start, owner, "end_estimate", self.end_estimate, ">= start")
+        _check(
+            self.end_estimate >= self.start, owner, "end_estimate", self.end_estimate, ">= start"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,11 @@ busy core counted) starts; a job that does not fit is undone and retried at the 
 
 from __future__ import annotations
 
-from wattsched.scheduler.dispatcher import Dispatcher, prb_order, register
+from wattsched.scheduler.dispatcher import Dispatcher, prb_key, prb_order, register
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import ClusterState, IntArray
 from wattsched.scheduler.model import Plan, Snapshot, SolverStats
+from wattsched.scheduler.queueindex import QueueIndex
 
 
 def prb_node_order(state: ClusterState) -> IntArray:
@@ -31,15 +32,30 @@ class PRBDispatcher(Dispatcher):
     def __init__(self, full_plan: bool = False) -> None:
         super().__init__()
         self.full_plan = full_plan
+        self.queue = QueueIndex(prb_key)
 
     def plan(self, snap: Snapshot) -> Plan:
         state = self.cache.state(snap)
-        jobs = prb_order(snap.queued)
+        if self.full_plan:
+            jobs = prb_order(snap.queued)
+        else:
+            new = self.queue.sync(snap.queued, self._started_last())
+            if self._same_cluster(snap):
+                # Only arrivals since a plan that started nothing on this very cluster: the
+                # jobs it tried fail again, so only the new ones need trying.
+                jobs = prb_order(new)
+            else:
+                # Only jobs whose total need fits in what is free (pooled) can start now.
+                usable = state.free[state.arrays.usable]
+                free_max = usable.max(axis=0) if len(usable) else state.free_total * 0
+                jobs = self.queue.fitting(state.free_total, free_max)
         ends = {rj.job.id: rj.end_estimate for rj in snap.running}
         res = list_schedule(
             state, self.cache, jobs, snap.time, ends, node_order=prb_node_order, full=self.full_plan
         )
-        return Plan(snap.time, tuple(res.assignments), SolverStats(status="heuristic"))
+        plan = Plan(snap.time, tuple(res.assignments), SolverStats(status="heuristic"))
+        self._remember(snap, [], plan)
+        return plan
 
 
 register("prb", PRBDispatcher)

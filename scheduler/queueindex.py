@@ -1,0 +1,145 @@
+"""A persistent, vectorised view of the waiting queue across control cycles.
+
+Long replays keep thousands of jobs waiting (the Curie sample on 300 nodes queues tens of
+thousands); looking at every one of them in Python at every cycle would dominate the run.
+:class:`QueueIndex` keeps the queue's requirements as numpy arrays from one cycle to the next
+and updates them with the difference only: the jobs the last plan started leave, the jobs
+listed after the known ones arrive. It checks that the snapshot agrees (counts, and the very
+same job objects at the seams) and rebuilds itself from scratch when it does not, so a
+connector that builds new objects at every snapshot (a real RMS) is served correctly, just
+without the shortcut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+from wattsched.scheduler.mapper import IntArray
+from wattsched.scheduler.model import Job
+
+KeyFn = Callable[[Job], tuple[float | int | str, ...]]
+
+
+class QueueIndex:
+    """Eligible (not held) queued jobs with their total requirements as one array."""
+
+    def __init__(self, key: KeyFn) -> None:
+        self._key = key
+        self._jobs: list[Job | None] = []
+        self._keys: list[tuple[float | int | str, ...]] = []
+        self._pos: dict[str, int] = {}
+        self._totals: IntArray = np.zeros((0, 4), dtype=np.int64)
+        self._units: IntArray = np.zeros((0, 4), dtype=np.int64)
+        self._alive = np.zeros(0, dtype=bool)
+        self._count = 0
+        self._last_tuple: tuple[Job, ...] | None = None
+        self.rebuilds = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def sync(self, queued: tuple[Job, ...], started: Iterable[str]) -> list[Job]:
+        """Bring the index up to date with this snapshot's queue; returns the new jobs.
+
+        ``started`` names the jobs the previous plan started (they should have left).
+        """
+        if queued is self._last_tuple:
+            return []
+        for jid in started:
+            self._drop(jid)
+        n_new = len(queued) - self._count
+        ok = 0 <= n_new <= len(queued)
+        if ok and self._count:
+            # The known jobs must come first, ending with the last one still waiting.
+            ok = queued[len(queued) - n_new - 1] is self._last_alive()
+        if ok and n_new:
+            ok = queued[len(queued) - n_new].id not in self._pos
+        if not ok:
+            return self._rebuild(queued)
+        new = list(queued[len(queued) - n_new :]) if n_new else []
+        for job in new:
+            self._add(job)
+        self._last_tuple = queued
+        return [j for j in new if not j.held]
+
+    def fitting(self, free_total: IntArray, free_max: IntArray) -> list[Job]:
+        """The eligible jobs that may fit now, in key order: their total need fits in
+        ``free_total`` (pooled) and one unit fits in ``free_max`` (the most free on any one
+        node, per resource). Necessary conditions only: the mapper decides."""
+        if not self._count:
+            return []
+        n = len(self._jobs)
+        # Cores first (one column, cheap), then every resource on the survivors.
+        ok = (
+            self._alive[:n]
+            & (self._totals[:n, 0] <= free_total[0])
+            & (self._units[:n, 0] <= free_max[0])
+        )
+        cand = np.flatnonzero(ok)
+        if cand.size:
+            full = (self._totals[cand] <= free_total).all(axis=1) & (
+                self._units[cand] <= free_max
+            ).all(axis=1)
+            cand = cand[full]
+        keys = self._keys
+        idx = sorted(cand.tolist(), key=keys.__getitem__)
+        jobs = self._jobs
+        return [j for j in (jobs[i] for i in idx) if j is not None and not j.held]
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _last_alive(self) -> Job | None:
+        jobs = self._jobs
+        while jobs and jobs[-1] is None:
+            jobs.pop()
+            self._keys.pop()
+        return jobs[-1] if jobs else None
+
+    def _rebuild(self, queued: tuple[Job, ...]) -> list[Job]:
+        self.rebuilds += 1
+        self._jobs = []
+        self._keys = []
+        self._pos = {}
+        self._totals = np.zeros((max(16, 2 * len(queued)), 4), dtype=np.int64)
+        self._units = np.zeros_like(self._totals)
+        self._alive = np.zeros(len(self._totals), dtype=bool)
+        self._count = 0
+        for job in queued:
+            self._add(job)
+        self._last_tuple = queued
+        return [j for j in queued if not j.held]
+
+    def _add(self, job: Job) -> None:
+        i = len(self._jobs)
+        if i >= len(self._totals):
+            grow = max(16, len(self._totals))
+            self._totals = np.vstack([self._totals, np.zeros((grow, 4), dtype=np.int64)])
+            self._units = np.vstack([self._units, np.zeros((grow, 4), dtype=np.int64)])
+            self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
+        self._jobs.append(job)
+        self._keys.append(self._key(job))
+        self._pos[job.id] = i
+        u = job.unit
+        k = job.units
+        self._totals[i] = (u.cores * k, u.mem_mb * k, u.gpus * k, u.mics * k)
+        self._units[i] = (u.cores, u.mem_mb, u.gpus, u.mics)
+        self._alive[i] = True
+        self._count += 1
+
+    def _drop(self, job_id: str) -> None:
+        i = self._pos.pop(job_id, None)
+        if i is None:
+            return
+        self._jobs[i] = None
+        self._alive[i] = False
+        self._count -= 1
+        if len(self._jobs) > 1024 and self._count < len(self._jobs) // 4:
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = [j for j in self._jobs if j is not None]
+        last_tuple = self._last_tuple
+        self._rebuild(tuple(keep))
+        self.rebuilds -= 1
+        self._last_tuple = last_tuple
