@@ -355,7 +355,9 @@ class SimulatedCluster(Connector):
     def _admit_arrivals(self) -> bool:
         arrived = False
         arrivals = self._arrivals
-        while self._next_arrival < len(arrivals) and arrivals[self._next_arrival].submit <= self.now:
+        while (
+            self._next_arrival < len(arrivals) and arrivals[self._next_arrival].submit <= self.now
+        ):
             job = arrivals[self._next_arrival]
             self._next_arrival += 1
             if job.id in self.records:

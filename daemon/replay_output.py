@@ -95,7 +95,7 @@ def write_schedule(path: Path, cluster: SimulatedCluster) -> None:
         w = csv.writer(fh)
         w.writerow(SCHEDULE_HEADER)
         for r in sorted(
-            cluster.records.values(), key=lambda r: (r.start if r.start is not None else -1)
+            cluster.records.values(), key=lambda r: r.start if r.start is not None else -1
         ):
             if r.start is None:
                 continue
@@ -134,15 +134,28 @@ def plot_replay(path: Path, cluster: SimulatedCluster, title: str) -> None:
     ax = axes[0]
     ax.step(hours, power, where="post", lw=0.8, label="IT power")
     if np.isfinite(cap).any():
-        ax.step(hours, np.where(np.isfinite(cap), cap, np.nan), where="post", color="red",
-                lw=1.2, label="power cap")
+        ax.step(
+            hours,
+            np.where(np.isfinite(cap), cap, np.nan),
+            where="post",
+            color="red",
+            lw=1.2,
+            label="power cap",
+        )
     ax.set_ylabel("kW")
     ax.legend(loc="upper right")
     ax.set_title(title)
-    axes[1].step(hours, [s.queued for s in samples], where="post", lw=0.8, color="tab:orange",
-                 label="queued")
-    axes[1].step(hours, [s.running for s in samples], where="post", lw=0.8, color="tab:green",
-                 label="running")
+    axes[1].step(
+        hours, [s.queued for s in samples], where="post", lw=0.8, color="tab:orange", label="queued"
+    )
+    axes[1].step(
+        hours,
+        [s.running for s in samples],
+        where="post",
+        lw=0.8,
+        color="tab:green",
+        label="running",
+    )
     axes[1].set_ylabel("jobs")
     axes[1].legend(loc="upper right")
     axes[2].step(hours, [s.nodes_on for s in samples], where="post", lw=0.8, color="tab:purple")

@@ -55,7 +55,9 @@ def simulate(
         Path | None,
         typer.Option(exists=True, dir_okay=False, help="System TOML, or a Eurora nodes_#N file."),
     ] = None,
-    nodes: Annotated[int | None, typer.Option(min=1, help="Homogeneous nodes (with --cores).")] = None,
+    nodes: Annotated[
+        int | None, typer.Option(min=1, help="Homogeneous nodes (with --cores).")
+    ] = None,
     cores: Annotated[int | None, typer.Option(min=1, help="Cores per node.")] = None,
     mem_mb: Annotated[int | None, typer.Option(min=0, help="Memory per node (MB).")] = None,
     queues: Annotated[
@@ -202,8 +204,9 @@ def _load_jobs(
 
         cores = max(n.capacity.cores for n in node_list)
         mem = max(n.capacity.mem_mb for n in node_list) or None
-        wl = read_swf(trace, cores_per_node=cores, nodes=len(node_list), mem_mb_per_node=mem,
-                      limit=limit)
+        wl = read_swf(
+            trace, cores_per_node=cores, nodes=len(node_list), mem_mb_per_node=mem, limit=limit
+        )
     else:
         from wattsched.connectors.traces.eurora import read_eurora_jobs, read_queues
 

@@ -7,7 +7,7 @@ import operator
 from collections.abc import Callable
 
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Job, Plan, Snapshot
+from wattsched.scheduler.model import Job, Plan, PowerCap, Snapshot
 
 
 class Dispatcher(abc.ABC):
@@ -55,7 +55,7 @@ class Dispatcher(abc.ABC):
             or m.cap is not snap.cap
         ):
             return False
-        nc = snap.cap.next_change(m.time)
+        nc = snap.cap.next_change(m.time)  # same object as m.cap
         return nc is None or nc > snap.time
 
     def _started_last(self) -> list[str]:
@@ -85,7 +85,7 @@ class _Memo:
         time: int,
         running: tuple[object, ...],
         nodes: tuple[object, ...],
-        cap: object,
+        cap: PowerCap,
         ids: list[str],
         started: list[str],
         extra: object,
@@ -143,7 +143,9 @@ def create(name: str, **params: object) -> Dispatcher:
     try:
         factory = _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown dispatcher {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        raise ValueError(
+            f"unknown dispatcher {name!r}; known: {', '.join(sorted(_REGISTRY))}"
+        ) from None
     return factory(**params)
 
 

@@ -11,6 +11,7 @@ power), so that it never delays the head.
 from __future__ import annotations
 
 import numpy as np
+
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
 from wattsched.scheduler.mapper import EPS_W, ClusterState, IntArray, JobVec
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
@@ -55,14 +56,18 @@ class EASYDispatcher(Dispatcher):
             # Only arrivals since a plan that started nothing: same head, same reservation;
             # only the new jobs may backfill.
             head_id, res = memo.extra
-            out = self._backfill(state, self._candidates(state, queue[seen:]), now, order, _copy(res))
+            fast = self._backfill(
+                state, self._candidates(state, queue[seen:]), now, order, _copy(res)
+            )
             if res is not None:
-                out.append(Assignment(head_id, res.shadow, res.nodes))
-            plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
+                fast.append(Assignment(head_id, res.shadow, res.nodes))
+            plan = Plan(now, tuple(fast), SolverStats(status="heuristic"))
             self._remember(snap, ids, plan, memo.extra)
             return plan
         out: list[Assignment] = []
-        ends: list[tuple[int, str]] = [(max(rj.end_estimate, now), rj.job.id) for rj in snap.running]
+        ends: list[tuple[int, str]] = [
+            (max(rj.end_estimate, now), rj.job.id) for rj in snap.running
+        ]
         started: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
         i = 0
         while i < len(queue):
@@ -84,9 +89,7 @@ class EASYDispatcher(Dispatcher):
         rest = queue[i + 1 :]
         candidates = self._candidates(state, rest)
         res = (
-            self._reserve(state, head, now, ends, started)
-            if candidates or self.full_plan
-            else None
+            self._reserve(state, head, now, ends, started) if candidates or self.full_plan else None
         )
         memo_extra = (head.id, _copy(res)) if candidates or self.full_plan else None
         if candidates:
@@ -118,9 +121,14 @@ class EASYDispatcher(Dispatcher):
         released = 0
         for t in times:
             while k < len(pending) and pending[k][0] <= t:
-                pjv = (started[pending[k][1]] if pending[k][1] in started
-                       else placements[pending[k][1]])[0]
-                pooled = [a + b * int(pjv.units) for a, b in zip(pooled, pjv.req.tolist(), strict=True)]
+                pjv = (
+                    started[pending[k][1]]
+                    if pending[k][1] in started
+                    else placements[pending[k][1]]
+                )[0]
+                pooled = [
+                    a + b * int(pjv.units) for a, b in zip(pooled, pjv.req.tolist(), strict=True)
+                ]
                 k += 1
             if any(n > p for n, p in zip(need, pooled, strict=True)):
                 continue  # cannot fit even pooled: skip the node-level work

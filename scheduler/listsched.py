@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
 from wattsched.scheduler.mapper import ClusterState, IntArray, JobVec, StateCache
 from wattsched.scheduler.model import Assignment, Job
 

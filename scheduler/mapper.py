@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
 
 IntArray = npt.NDArray[np.int64]

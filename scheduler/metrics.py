@@ -69,7 +69,9 @@ def schedule_metrics(outcomes: Sequence[JobOutcome]) -> dict[str, float]:
     }
 
 
-def weighted_queue_time(submits: Sequence[int], starts: Sequence[int], ewts: Sequence[int]) -> float:
+def weighted_queue_time(
+    submits: Sequence[int], starts: Sequence[int], ewts: Sequence[int]
+) -> float:
     """The power-capping paper's objective: sum of ``(max EWT / EWT_i) * (start_i - submit_i)``."""
     if not ewts:
         return 0.0

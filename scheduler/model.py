@@ -95,7 +95,9 @@ def power_transition(state: PowerState, event: str) -> PowerState:
     try:
         return _TRANSITIONS[(state, event)]
     except KeyError:
-        raise PowerTransitionError(f"no power transition from {state.value!r} on {event!r}") from None
+        raise PowerTransitionError(
+            f"no power transition from {state.value!r} on {event!r}"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +162,9 @@ class Node:
         _check(
             self.shutdown_s >= 0, f"Node {self.name}", "shutdown_s", self.shutdown_s, "must be >= 0"
         )
-        _check(self.efficiency > 0, f"Node {self.name}", "efficiency", self.efficiency, "must be > 0")
+        _check(
+            self.efficiency > 0, f"Node {self.name}", "efficiency", self.efficiency, "must be > 0"
+        )
         _check(
             isinstance(self.state, PowerState), f"Node {self.name}", "state", self.state, "unknown"
         )
@@ -194,9 +198,7 @@ class Job:
         _check(self.walltime > 0, owner, "walltime", self.walltime, "must be > 0")
         _check(self.units >= 1, owner, "units", self.units, "must be >= 1")
         _check(self.ewt > 0, owner, "ewt", self.ewt, "must be > 0")
-        _check(
-            any(self.unit.as_tuple()), owner, "unit", self.unit, "must request a resource"
-        )
+        _check(any(self.unit.as_tuple()), owner, "unit", self.unit, "must request a resource")
         if self.unit_power_w is not None:
             _check(self.unit_power_w >= 0, owner, "unit_power_w", self.unit_power_w, "must be >= 0")
         if self.runtime is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import numpy as np
+
 from wattsched.scheduler.mapper import IntArray
 from wattsched.scheduler.model import Job
 

@@ -24,8 +24,11 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
         nodes.append(
             Node(
                 f"n{i}",
-                Resources(cores=cores, mem_mb=draw(st.sampled_from([0, 1000, 4000])),
-                          gpus=draw(st.integers(0, 2))),
+                Resources(
+                    cores=cores,
+                    mem_mb=draw(st.sampled_from([0, 1000, 4000])),
+                    gpus=draw(st.integers(0, 2)),
+                ),
                 NodePowerModel(
                     idle_w=draw(st.sampled_from([0.0, 10.0, 50.0])),
                     first_core_w=draw(st.sampled_from([0.0, 15.0])),
@@ -52,8 +55,16 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
         runtime = draw(st.integers(0, wall + 20))
         power = draw(st.one_of(st.none(), st.floats(0, 60)))
         jobs.append(
-            Job(str(j), t, wall, units, unit,
-                unit_power_w=power, ewt=draw(st.sampled_from([1800, 3600, 21600])), runtime=runtime)
+            Job(
+                str(j),
+                t,
+                wall,
+                units,
+                unit,
+                unit_power_w=power,
+                ewt=draw(st.sampled_from([1800, 3600, 21600])),
+                runtime=runtime,
+            )
         )
     static = sum(n.power.idle_w for n in nodes)
     cap_kind = draw(st.sampled_from(["none", "const", "steps"]))
@@ -62,17 +73,25 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
     else:
         # Always leaves room for the largest job on the costliest node.
         need = max(
-            j.units * ((j.unit_power_w if j.unit_power_w is not None else 0)
-                       + max(n.power.unit_watts(j.unit) for n in nodes)
-                       + max(n.power.first_core_w for n in nodes))
+            j.units
+            * (
+                (j.unit_power_w if j.unit_power_w is not None else 0)
+                + max(n.power.unit_watts(j.unit) for n in nodes)
+                + max(n.power.first_core_w for n in nodes)
+            )
             for j in jobs
         )
         base = static + need + draw(st.floats(0, 300))
         if cap_kind == "const":
             cap = PowerCap.constant(base)
         else:
-            cap = PowerCap(((0, base + 200), (draw(st.integers(1, 300)), base),
-                            (draw(st.integers(301, 600)), base + 100)))
+            cap = PowerCap(
+                (
+                    (0, base + 200),
+                    (draw(st.integers(1, 300)), base),
+                    (draw(st.integers(301, 600)), base + 100),
+                )
+            )
     return nodes, jobs, cap, draw(st.booleans())
 
 
