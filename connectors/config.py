@@ -8,6 +8,7 @@ The ``[connector]`` table of a TOML file (the daemon's config, or a small file f
     partitions = ["batch"]          # partitions/queues wattsched manages (empty: all)
     default_walltime_s = 86400      # walltime of a job that asks for none
     timeout_s = 30                  # every RMS command
+    job_source = "squeue-json"      # Slurm: or "scontrol" (scontrol show job -o, faster)
 
     [connector.runner]              # where the RMS commands run
     kind = "ssh"                    # local (default) | ssh

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harnesses import SlurmHarness
+from harnesses import SGEHarness, SlurmHarness
 from typer.testing import CliRunner
 from wattsched.daemon.cli import app
 from wattsched.scheduler.model import PowerState
@@ -79,3 +79,21 @@ def test_rms_commands_against_real_slurm(slurm: SlurmHarness, tmp_path: Path) ->
     assert slurm.node_power("n1") is PowerState.ON
     res = cli.invoke(app, ["rms", "power", "nX9", "on", "-c", str(cfg)])
     assert res.exit_code == 1 and "UnknownNodeError" in res.output
+
+
+@pytest.mark.sge
+def test_rms_commands_against_real_grid_engine(sge: SGEHarness, tmp_path: Path) -> None:
+    env = "\n".join(f'{k} = "{v}"' for k, v in sge.cluster.env.items())
+    cfg = _config(tmp_path, f'[connector]\nkind = "sge"\n[connector.env]\n{env}\n')
+    jid = sge.submit(1)
+    cli = CliRunner()
+    res = cli.invoke(app, ["rms", "snapshot", "-c", str(cfg)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert [n["name"] for n in data["nodes"]] == ["localhost"]
+    assert [j["id"] for j in data["queued"]] == [jid]
+    res = cli.invoke(app, ["rms", "start", jid, "--nodes", "localhost", "-c", str(cfg)])
+    assert res.exit_code == 0, res.output
+    assert sge.ran_on(jid) == ("localhost",)
+    res = cli.invoke(app, ["rms", "power", "localhost", "off", "-c", str(cfg)])
+    assert res.exit_code == 1 and "UnsupportedOperation" in res.output
