@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy.exc import SQLAlchemyError
 from wattsched.connectors.base import Capability, Connector, ConnectorError, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.config import Settings
@@ -303,23 +304,30 @@ class Service:
             self.counters.add_energy(self._prev_power[1] * (snap.time - self._prev_power[0]))
         self._prev_power = (snap.time, power_w)
         wait = planned_mean_wait(snap, plan)
-        cycle_id = self.store.record_cycle(
-            CycleRecord(
-                snapshot=snap,
-                plan=plan,
-                started_at=wall0,
-                duration_s=0.0,
-                plan_seconds=result.plan_seconds,
-                mode=mode,
-                it_power_w=power_w,
-                nodes_on=nodes_on,
-                planned_mean_wait_s=wait,
-            ),
-            self._started_by_us,
-        )
-        started = self._enforce(snap, plan, cycle_id) if mode == "enforce" else 0
-        duration = self.timer() - t0
-        self.store.set_cycle_duration(cycle_id, duration)
+        try:
+            cycle_id = self.store.record_cycle(
+                CycleRecord(
+                    snapshot=snap,
+                    plan=plan,
+                    started_at=wall0,
+                    duration_s=0.0,
+                    plan_seconds=result.plan_seconds,
+                    mode=mode,
+                    it_power_w=power_w,
+                    nodes_on=nodes_on,
+                    planned_mean_wait_s=wait,
+                ),
+                self._started_by_us,
+            )
+            started = self._enforce(snap, plan, cycle_id) if mode == "enforce" else 0
+            duration = self.timer() - t0
+            self.store.set_cycle_duration(cycle_id, duration)
+        except SQLAlchemyError as exc:
+            # The database failed: nothing more is started (no journal, no action); what was
+            # journaled pending is reconciled by the next cycle, the caches are reloaded.
+            self.store.reset_caches()
+            self._reconciled = False
+            return self._failed(wall0, t0, mode, "store", exc)
         self.counters.cycle(duration)
         cap_w = snap.cap.at(snap.time)
         nodes_by_state = Counter(n.state.value for n in snap.nodes)

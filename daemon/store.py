@@ -149,6 +149,11 @@ class Store:
         self._job_state: dict[str, str] | None = None
         self._node_state: dict[str, tuple[str, bool, int]] | None = None
 
+    def reset_caches(self) -> None:
+        """Forget what was read of the nodes and jobs (after a failed write): reread next time."""
+        self._job_state = None
+        self._node_state = None
+
     # -- actions (the journal) ---------------------------------------------------------------
 
     def begin_action(
@@ -304,6 +309,15 @@ class Store:
         """Write one cycle: nodes (+ history), jobs' lifecycle, the plan, a power sample."""
         snap, plan = rec.snapshot, rec.plan
         now = self.clock()
+        try:
+            return self._record_cycle(rec, snap, plan, now, started_by_us)
+        except Exception:
+            self.reset_caches()  # they may hold what the rolled-back transaction wrote
+            raise
+
+    def _record_cycle(
+        self, rec: CycleRecord, snap: Snapshot, plan: Plan, now: float, started_by_us: set[str]
+    ) -> int:
         with self.sessions.begin() as s:
             self._load_caches(s)
             cycle = CycleRow(

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, text
 from wattsched.connectors.base import RMSCommandError, RMSTimeout, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.store_models import ActionRow, CycleRow
+from wattsched.daemon.store_models import ActionRow, CycleRow, JobRow
 from wattsched.scheduler.model import Snapshot
 
 
@@ -95,3 +95,27 @@ def test_reconciliation_waits_for_the_rms(sqlite_engine: Engine, cluster_factory
             select(ActionRow.state).where(ActionRow.job_id == "100").order_by(ActionRow.id)
         ).all()
     assert states == ["failed", "done"]  # started once, by the second cycle
+
+
+def test_database_failure_fails_the_cycle_not_the_loop(
+    sqlite_engine: Engine, cluster_factory: Any
+) -> None:
+    cluster = flaky(cluster_factory)
+    svc = cluster_factory.make_service(sqlite_engine, cluster)
+    assert svc.run_now().ok
+    cluster.advance_to(cluster.now + 100)
+    # A real database failure: a table the cycle writes disappears.
+    with sqlite_engine.begin() as conn:
+        conn.execute(text("ALTER TABLE power_samples RENAME TO power_samples_away"))
+    broken = svc.run_now()
+    assert not broken.ok and "power_samples" in (broken.error or "")
+    assert svc.counters.copy()["errors"]["store"] == 1
+    with sqlite_engine.begin() as conn:
+        conn.execute(text("ALTER TABLE power_samples_away RENAME TO power_samples"))
+    cluster.advance_to(cluster.now + 100)
+    snap = cluster.snapshot()  # what the next cycle sees (it does not move the clock)
+    assert svc.run_now().ok  # caches reloaded: the jobs' lifecycle is consistent again
+    with svc.store.sessions() as s:
+        states = dict(s.execute(select(JobRow.state, func.count()).group_by(JobRow.state)).all())
+    assert states.get("queued", 0) == len(snap.queued)
+    assert states.get("running", 0) == len(snap.running)
