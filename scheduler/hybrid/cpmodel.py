@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
+
 from wattsched.scheduler.hybrid.problem import N_RES, POWER, PooledProblem
 
 Cut = tuple[str, ...]

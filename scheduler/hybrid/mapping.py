@@ -66,7 +66,13 @@ class ScreenedState(ClusterState):
             hit = (low, int(jv.total[0]))
             self._min_w[key] = hit
         limit = self.cap_limit(t, jv.walltime) if power_limit is None else power_limit
-        if self.power_w + hit[0] > limit + EPS_W or hit[1] > int(self.free_total[0]):
+        # ``last_fail`` as ClusterState.place sets it (list_schedule memoises resource
+        # failures by job shape; a power failure must not be taken for one).
+        if hit[1] > int(self.free_total[0]):
+            self.last_fail = "resources"
+            return None
+        if self.power_w + hit[0] > limit + EPS_W:
+            self.last_fail = "power"
             return None
         return super().place(jv, order, t, limit_k=limit_k, power_limit=limit)
 

@@ -9,6 +9,7 @@ estimate. Every draw comes from a ``numpy.random.Generator`` built from the give
 from __future__ import annotations
 
 import numpy as np
+
 from wattsched.scheduler.model import Job, Node, NodePowerModel, Resources
 
 QUEUES: tuple[tuple[str, int, float, int, int], ...] = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.model import Job, Node
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.scheduler.dispatcher import Dispatcher, create

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.hybrid import HybridDispatcher, SearchParams, TimeoutPolicy, hybrid_search
 from wattsched.scheduler.hybrid.cpmodel import solve_pooled

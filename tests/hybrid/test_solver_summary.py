@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from wattsched.scheduler.hybrid import solver_summary
 from wattsched.scheduler.model import SolverStats
 
