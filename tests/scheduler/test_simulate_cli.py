@@ -45,7 +45,7 @@ def check_outputs(tmp: Path, jobs: int) -> dict:
     for r in rows:
         assert int(r["start"]) >= int(r["submit"]) or m["offline"]
         node, cores, gpus, mics, mem = r["units"].split(";")[0].split(":")
-        assert node and int(cores) >= 0
+        assert node and min(int(cores), int(gpus), int(mics), int(mem)) >= 0
     power = list(csv.DictReader((tmp / "p.csv").open()))
     assert list(power[0]) == ["time", "it_power_w", "cap_w", "nodes_on", "queued", "running"]
     assert (tmp / "p.png").read_bytes()[:4] == b"\x89PNG"
@@ -53,7 +53,9 @@ def check_outputs(tmp: Path, jobs: int) -> dict:
 
 
 @pytest.mark.parametrize("dispatcher", ["fifo", "easy", "prb"])
-def test_simulate_eurora_with_cap_profile(shared_data: Path, tmp_path: Path, dispatcher: str) -> None:
+def test_simulate_eurora_with_cap_profile(
+    shared_data: Path, tmp_path: Path, dispatcher: str
+) -> None:
     e = shared_data / "eurora"
     run([
         "--trace", str(shared_data / EURORA_50), "--format", "eurora",
