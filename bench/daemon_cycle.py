@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import Settings
@@ -101,6 +102,7 @@ def bench_cycle(
         queue.append(s.jobs_by_state.get("queued", 0))
         with svc.store.sessions() as sess:
             from sqlalchemy import select
+
             from wattsched.daemon.store_models import CycleRow
 
             plan_s.append(

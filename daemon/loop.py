@@ -27,6 +27,7 @@ from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
+
 from wattsched.connectors.base import Capability, Connector, ConnectorError, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.config import Settings

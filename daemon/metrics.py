@@ -17,6 +17,7 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+
 from wattsched.daemon.loop import CYCLE_BUCKETS, Service
 
 SOLVER_STATUSES: tuple[str, ...] = (

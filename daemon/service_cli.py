@@ -38,6 +38,7 @@ def serve(
 ) -> None:
     """Run the daemon: the control loop, the REST API and /metrics (SIGTERM stops it)."""
     import uvicorn
+
     from wattsched.connectors.base import ConnectorError
     from wattsched.daemon.api.app import create_app
     from wattsched.daemon.config import ConfigError, load_config

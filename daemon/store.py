@@ -25,6 +25,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
+
 from wattsched.daemon.store_models import (
     ActionRow,
     CycleRow,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import create_engine
+
 from wattsched.daemon.store_models import Base
 
 config = context.config

@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import SQLAlchemyError
+
 from wattsched.daemon.api.routes import control, health, jobs, nodes, plan
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service

@@ -1,4 +1,8 @@
-"""The API's dependencies: the service, one DB session per request, the bearer-token check."""
+"""The API's dependencies: the service, one DB session per request, the bearer-token check.
+
+The service and token dependencies never block: they are ``async`` (no thread hop); the
+session is opened and closed in the thread pool like the (synchronous) routes using it.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,13 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
+
 from wattsched.daemon.loop import Service
 
 _bearer = HTTPBearer(auto_error=False, description="the token of api.token_file")
 
 
-def get_service(request: Request) -> Service:
+async def get_service(request: Request) -> Service:
     """The running service."""
     service: Service = request.app.state.service
     return service
@@ -27,7 +32,7 @@ def get_session(request: Request) -> Iterator[Session]:
         yield session
 
 
-def require_token(
+async def require_token(
     request: Request,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:

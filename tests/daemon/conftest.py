@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from daemon_services import ServiceUnavailable, postgres_server
 from sqlalchemy import Engine, create_engine, text
+
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.loop import Service
 from wattsched.daemon.store import Store, make_engine, migrate

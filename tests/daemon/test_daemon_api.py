@@ -10,6 +10,7 @@ import pytest
 from daemon_services import API_TOKEN as TOKEN
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service

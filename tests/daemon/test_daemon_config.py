@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from wattsched.daemon.config import ConfigError, load_config
 
 BASE = """

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from daemon_proc import TOKEN, run_cli, serve, wait_for, write_config
 from sqlalchemy import select
+
 from wattsched.daemon.store import Store, make_engine
 from wattsched.daemon.store_models import ActionRow, JobRow
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Engine, func, select, text
+
 from wattsched.connectors.base import RMSCommandError, RMSTimeout, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.store_models import ActionRow, CycleRow, JobRow

@@ -18,6 +18,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from sqlalchemy import Engine
+
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import Settings
 

@@ -17,6 +17,7 @@ import pytest
 from daemon_proc import REPO, run_cli, serve, wait_for
 from daemon_services import free_port
 from sqlalchemy import select
+
 from wattsched.daemon.store import Store, make_engine
 from wattsched.daemon.store_models import ActionRow, PowerSampleRow
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select, text
+
 from wattsched.daemon.store import (
     SchemaError,
     Store,

@@ -6,6 +6,7 @@ import math
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
+
 from wattsched.daemon.api.deps import Authorized, ServiceDep
 from wattsched.daemon.api.schemas import ConfigOut, CycleOut, ModeIn, PowerCapIn
 

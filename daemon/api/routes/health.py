@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request, status
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
+
 from wattsched.daemon.api.deps import ServiceDep, SessionDep
 from wattsched.daemon.api.schemas import Health, Status
 from wattsched.daemon.store_models import CycleRow

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Response, status
 from pydantic import TypeAdapter
 from sqlalchemy import func, select
+
 from wattsched.daemon.api.deps import SessionDep
 from wattsched.daemon.api.schemas import ActionOut, JobDetail, JobOut, JobPage, JobState
 from wattsched.daemon.store_models import ActionRow, JobRow

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Response, status
 from pydantic import TypeAdapter
 from sqlalchemy import select
+
 from wattsched.daemon.api.deps import SessionDep
 from wattsched.daemon.api.schemas import NodeDetail, NodeOut, NodeStateOut
 from wattsched.daemon.store_models import NodeRow, NodeStateRow

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 from sqlalchemy import func, select
+
 from wattsched.daemon.api.deps import SessionDep
 from wattsched.daemon.api.schemas import ActionOut, PlanEntry, PlanOut, PowerSampleOut
 from wattsched.daemon.store_models import ActionRow, CycleRow, PlanEntryRow, PowerSampleRow
