@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
+
 from wattsched.scheduler.model import Job, NodePowerModel
 
 BATSIM_NODE_POWER = NodePowerModel(

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+
 from wattsched.connectors.traces.errors import TraceError
 from wattsched.scheduler.model import ModelError, Node, NodePowerModel, PowerState, Resources
 from wattsched.scheduler.power import BATSIM_NODE_POWER

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from wattsched.scheduler.model import Job, Resources
 from wattsched.scheduler.power import (
     BATSIM_NODE_POWER,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from wattsched.connectors.traces import TraceError, parse_power_cap, read_power_cap
 from wattsched.scheduler.model import PowerCap
 

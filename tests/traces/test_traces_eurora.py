@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from wattsched.connectors.traces import (
     TraceError,
     read_eurora_jobs,

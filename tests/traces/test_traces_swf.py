@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from wattsched.connectors.traces import TraceError, read_swf
 from wattsched.connectors.traces.swf import SWF_FIELDS, SWFRecord
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from wattsched.connectors.traces import (
     TraceError,
     homogeneous_nodes,
