@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "connectors"))
 
 from slurm_cluster import start_cluster  # noqa: E402
+
 from wattsched.connectors.rms_options import RMSOptions  # noqa: E402
 from wattsched.connectors.runner import LocalRunner  # noqa: E402
 from wattsched.connectors.slurm import SlurmConnector  # noqa: E402

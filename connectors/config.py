@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.connectors.rms_options import JobPowerModel, RMSOptions
 from wattsched.connectors.runner import DEFAULT_TIMEOUT_S, CommandRunner, LocalRunner, SSHRunner

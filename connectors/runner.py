@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 import paramiko
+
 from wattsched.connectors.base import ConnectorError, RMSCommandError, RMSTimeout
 
 log = logging.getLogger(__name__)

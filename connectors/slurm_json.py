@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+
 from wattsched.connectors.base import RMSParseError
 
 _INFINITE = object()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.scheduler.model import Snapshot
 

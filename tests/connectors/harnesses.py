@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from sge_cluster import SGECluster
 from slurm_cluster import SlurmCluster
+
 from wattsched.connectors.base import Connector
 from wattsched.connectors.rms_options import RMSOptions
 from wattsched.connectors.runner import LocalRunner

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from replay_runner import ReplayRunner
+
 from wattsched.connectors.config import (
     ConnectorConfigError,
     build_connector,

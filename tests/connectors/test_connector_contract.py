@@ -6,6 +6,7 @@ import time
 
 import pytest
 from harnesses import Harness
+
 from wattsched.connectors.base import Capability, UnknownJobError
 from wattsched.scheduler.model import Job, PowerState
 

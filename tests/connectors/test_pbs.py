@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from replay_runner import ReplayRunner, Reply
+
 from wattsched.connectors.base import Capability, RMSParseError, UnknownJobError
 from wattsched.connectors.pbs import PBSConnector
 from wattsched.connectors.pbs_json import (

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from harnesses import SGEHarness, SlurmHarness
 from typer.testing import CliRunner
+
 from wattsched.daemon.cli import app
 from wattsched.scheduler.model import PowerState
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from slurm_cluster import SlurmCluster
 from sshd_server import SSHServer
+
 from wattsched.connectors.base import RMSCommandError, RMSParseError, RMSTimeout
 from wattsched.connectors.runner import (
     HostKeyError,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from wattsched.connectors.base import RMSParseError
 from wattsched.connectors.sge_xml import (
     duration_s,

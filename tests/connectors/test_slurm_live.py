@@ -6,6 +6,7 @@ import time
 
 import pytest
 from harnesses import SlurmHarness
+
 from wattsched.connectors.slurm import SlurmConnector
 from wattsched.scheduler.model import Snapshot
 

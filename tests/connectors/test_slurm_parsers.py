@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from wattsched.connectors.base import RMSParseError
 from wattsched.connectors.slurm import available, power_state
 from wattsched.connectors.slurm_json import (
