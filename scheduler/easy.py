@@ -132,11 +132,12 @@ class EASYDispatcher(Dispatcher):
                 k += 1
             if any(n > p for n, p in zip(need, pooled, strict=True)):
                 continue  # cannot fit even pooled: skip the node-level work
+            batch = []
             while released < k:
                 jid = pending[released][1]
                 released += 1
-                pjv, idx, cnt = started[jid] if jid in started else placements[jid]
-                future.release(pjv, idx, cnt)
+                batch.append(started[jid] if jid in started else placements[jid])
+            future.release_many(batch)
             placed = future.place(jv, order, t)
             if placed is None:
                 continue

@@ -213,6 +213,24 @@ class ClusterState:
         self.power_w -= delta
         return delta
 
+    def release_many(self, items: Sequence[tuple[JobVec, IntArray, IntArray]]) -> None:
+        """:meth:`release` of several jobs at once (one pass over the arrays)."""
+        if len(items) == 1:
+            self.release(*items[0])
+            return
+        if not items:
+            return
+        idx = np.concatenate([i for _, i, _ in items])
+        cnt = np.concatenate([c for _, _, c in items])
+        alloc = np.concatenate([c[:, None] * jv.req for jv, _, c in items])
+        watts = sum(self.units_watts(jv, i, c) for jv, i, c in items)
+        was_busy = self.busy_units > 0
+        np.add.at(self.free, idx, alloc)
+        np.subtract.at(self.busy_units, idx, cnt)
+        self.free_total += alloc.sum(axis=0)
+        idle_now = was_busy & (self.busy_units == 0)
+        self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
+
     def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
         """One node name per unit, from a placement."""
         return tuple(self.arrays.names_arr[np.repeat(idx, counts)].tolist())
