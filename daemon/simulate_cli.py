@@ -189,6 +189,11 @@ def run_simulation(
         f"mean wait {metrics['mean_wait_s']:.0f} s, peak {metrics['peak_power_w']:.0f} W, "
         f"above cap {metrics['cap_violation_s']} s, wall {metrics['wall_seconds']:.2f} s"
     )
+    if metrics["unfinished_jobs"]:
+        console.print(
+            f"[yellow]warning:[/] {metrics['unfinished_jobs']} jobs never started: they do not fit "
+            "the machine or the power cap (raise --power-cap, or check the system file)"
+        )
     return metrics
 
 
