@@ -67,6 +67,25 @@ def workload(n_nodes: int, n_jobs: int, seed: int) -> SimulatedCluster:
     return SimulatedCluster(nodes, jobs, start_time=0)
 
 
+def provenance() -> str:
+    """The commit measured, and the source paths with uncommitted edits (parallel work)."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        res = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+        return res.stdout.rstrip("\n")
+
+    head = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+    dirty = [
+        line[3:]
+        for line in git("status", "--porcelain", "--untracked-files=no").splitlines()
+        if line[3:].endswith(".py")
+    ]
+    return f"commit {head}" + (f", uncommitted edits in {', '.join(dirty)}" if dirty else "")
+
+
 def pct(xs: list[float], p: float) -> float:
     """The p-th percentile (nearest rank)."""
     s = sorted(xs)
@@ -194,6 +213,7 @@ def main() -> None:
         f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, {platform.platform()}; load average at the end "
         f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (other work shared the machine)",
+        f"- code: {provenance()}",
         f"- command: `.venv/bin/python bench/daemon_cycle.py --nodes {args.nodes} --jobs "
         f"{args.jobs} --cycles {args.cycles} --cap-w {args.cap_w:g} --requests "
         f"{args.requests} --clients {' '.join(map(str, args.clients))} --seed {args.seed}`",
