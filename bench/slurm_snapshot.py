@@ -115,7 +115,7 @@ def main() -> None:
     uname = platform.uname()
     nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
     cmd = " ".join(["python", "bench/slurm_snapshot.py", *sys.argv[1:]])
-    print(f"""## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
+    print(f"""## {time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 - command: `{cmd}`
 - machine: nproc={nproc}; `{uname.system} {uname.node} {uname.release} {uname.version}
@@ -130,8 +130,8 @@ def main() -> None:
 - parts: `squeue --json` {_stats(sq)}; `sinfo --json` {_stats(si)};
   parse squeue JSON {_stats(pj)}; parse nodes {_stats(pn)};
   `scontrol show job -o` {_stats(sc)}; parse it {_stats(psc)}
-- target < 0.5 s (median): squeue-json {'met' if statistics.median(times) < 0.5 else 'NOT met'},
-  scontrol {'met' if statistics.median(fast_times) < 0.5 else 'NOT met'}
+- target < 0.5 s (median): squeue-json {"met" if statistics.median(times) < 0.5 else "NOT met"},
+  scontrol {"met" if statistics.median(fast_times) < 0.5 else "NOT met"}
 """)
 
 

@@ -156,9 +156,7 @@ def parse_qstat(text: str) -> list[PBSJob]:
                 n = int(rl.get("nodect") or 1)
                 ncpus = int(rl.get("ncpus") or n)
                 chunks = [Chunk(n, max(ncpus // n, 1), size_mb(rl.get("mem", 0)) // n, 0)]
-            hosts = tuple(
-                h.split("/")[0] for h in str(j.get("exec_host") or "").split("+") if h
-            )
+            hosts = tuple(h.split("/")[0] for h in str(j.get("exec_host") or "").split("+") if h)
             owner = str(j.get("Job_Owner") or "").split("@")[0] or None
             out.append(
                 PBSJob(

@@ -249,8 +249,10 @@ class SSHRunner:
                     while chan.recv_stderr_ready():
                         err += chan.recv_stderr(65536)
                         got = True
-                    if chan.exit_status_ready() and not chan.recv_ready() and not (
-                        chan.recv_stderr_ready()
+                    if (
+                        chan.exit_status_ready()
+                        and not chan.recv_ready()
+                        and not (chan.recv_stderr_ready())
                     ):
                         break
                     if time.monotonic() > deadline:

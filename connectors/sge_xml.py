@@ -31,9 +31,7 @@ def _text(el: ET.Element | None, tag: str, default: str = "") -> str:
     return (found.text or "").strip() if found is not None and found.text else default
 
 
-def iso_time(
-    text: str, to_epoch: Callable[[time.struct_time], float] = time.mktime
-) -> int | None:
+def iso_time(text: str, to_epoch: Callable[[time.struct_time], float] = time.mktime) -> int | None:
     """``2026-11-22T03:30:36`` (local time; a trailing ``.mmm`` is dropped) -> epoch."""
     text = (text or "").strip().split(".")[0]
     if not text:
@@ -126,9 +124,7 @@ def parse_qstat(text: str) -> list[SGEJob]:
         for hr in jl.findall("hard_request"):
             if hr.get("name") in ("h_rt", "s_rt"):
                 h_rt = duration_s(hr.text or "")
-        hard_queues = tuple(
-            (q.text or "").strip() for q in jl.findall("hard_req_queue") if q.text
-        )
+        hard_queues = tuple((q.text or "").strip() for q in jl.findall("hard_req_queue") if q.text)
         try:
             slots = int(_text(jl, "slots", "1"))
         except ValueError:

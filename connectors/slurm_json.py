@@ -304,9 +304,7 @@ def parse_job_record(job: Mapping[str, Any]) -> SlurmJob:
         priority = int_or(job.get("priority"))
         hold = job.get("hold")
         held = (
-            hold is True
-            or reason.startswith("JobHeld")
-            or (state == "PENDING" and priority == 0)
+            hold is True or reason.startswith("JobHeld") or (state == "PENDING" and priority == 0)
         )
         time_limit = None if is_infinite(job.get("time_limit")) else int_or(job.get("time_limit"))
         start = int_or(job.get("start_time"))

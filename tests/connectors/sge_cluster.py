@@ -191,7 +191,7 @@ spooling_method         classic
 spooling_lib            libspoolc
 spooling_params         {spool}
 binary_path             /usr/sbin
-qmaster_spool_dir       {root / 'spool' / 'qmaster'}
+qmaster_spool_dir       {root / "spool" / "qmaster"}
 security_mode           none
 listener_threads        2
 worker_threads          2

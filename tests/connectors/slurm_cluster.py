@@ -116,8 +116,7 @@ class SlurmCluster:
         while time.monotonic() < deadline:
             states = self.node_states()
             if all(states.get(n, "").split("+")[0] == "IDLE" for n in want) and not any(
-                "POWER" in states.get(n, "") or "NOT_RESPONDING" in states.get(n, "")
-                for n in want
+                "POWER" in states.get(n, "") or "NOT_RESPONDING" in states.get(n, "") for n in want
             ):
                 return True
             time.sleep(0.2)
@@ -271,9 +270,7 @@ def start_cluster(
         if job_submit_lua is not None:
             shutil.copy(job_submit_lua, root / "etc" / "job_submit.lua")
             extra_conf = "JobSubmitPlugins=lua\n" + extra_conf
-        conf = _slurm_conf(
-            root, nodes, cpus, ctl_port, node_base, munge_sock, scripts, extra_conf
-        )
+        conf = _slurm_conf(root, nodes, cpus, ctl_port, node_base, munge_sock, scripts, extra_conf)
         cluster.conf.write_text(conf)
         ctl_log = open(root / "log" / "slurmctld.out", "ab")  # noqa: SIM115 - child owns it
         cluster.procs["slurmctld"] = subprocess.Popen(
@@ -340,12 +337,12 @@ CredType=cred/munge
 AuthInfo=socket={munge_sock}
 CommunicationParameters=NoInAddrAny
 SlurmdParameters=config_overrides
-StateSaveLocation={root / 'state'}
-SlurmdSpoolDir={root / 'spool'}/%n
-SlurmctldPidFile={root / 'run'}/slurmctld.pid
-SlurmdPidFile={root / 'run'}/slurmd-%n.pid
-SlurmctldLogFile={root / 'log'}/slurmctld.log
-SlurmdLogFile={root / 'log'}/slurmd-%n.log
+StateSaveLocation={root / "state"}
+SlurmdSpoolDir={root / "spool"}/%n
+SlurmctldPidFile={root / "run"}/slurmctld.pid
+SlurmdPidFile={root / "run"}/slurmd-%n.pid
+SlurmctldLogFile={root / "log"}/slurmctld.log
+SlurmdLogFile={root / "log"}/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -366,8 +363,8 @@ SuspendTimeout=5
 ResumeTimeout=30
 SuspendRate=0
 ResumeRate=0
-SuspendProgram={scripts['suspend']}
-ResumeProgram={scripts['resume']}
+SuspendProgram={scripts["suspend"]}
+ResumeProgram={scripts["resume"]}
 {extra}
 {node_line}
 PartitionName=batch Nodes=n[1-{n}] Default=YES MaxTime=INFINITE State=UP

@@ -60,9 +60,9 @@ def start_sshd(root: Path, timeout: float = 10.0) -> SSHServer:
     cfg.write_text(
         f"""Port {port}
 ListenAddress 127.0.0.1
-HostKey {root / 'host_ed25519'}
-PidFile {root / 'sshd.pid'}
-AuthorizedKeysFile {root / 'authorized_keys'}
+HostKey {root / "host_ed25519"}
+PidFile {root / "sshd.pid"}
+AuthorizedKeysFile {root / "authorized_keys"}
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
