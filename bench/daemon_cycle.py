@@ -227,8 +227,8 @@ def main() -> None:
         "(what `GET /plan` serves); `starts only`: just the jobs that start now.",
         "",
         "| PRB | cycles | queued (min-max) | cycle p50 | cycle p99 | cycle max "
-        "| planning p50 | planning p99 | first cycle |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| planning p50 | planning p99 | first cycle | p99 < 2 s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for full, (durations, plan_s, queue, _svc) in runs.items():
         lines.append(
@@ -236,7 +236,7 @@ def main() -> None:
             f"{min(queue)}-{max(queue)} | {pct(durations, 50) * ms:.0f} ms | "
             f"{pct(durations, 99) * ms:.0f} ms | {max(durations) * ms:.0f} ms | "
             f"{pct(plan_s, 50) * ms:.0f} ms | {pct(plan_s, 99) * ms:.0f} ms | "
-            f"{durations[0] * ms:.0f} ms |"
+            f"{durations[0] * ms:.0f} ms | {'yes' if pct(durations, 99) < 2 else 'no'} |"
         )
     lines += [
         "",
@@ -246,16 +246,23 @@ def main() -> None:
         f"clients; {args.requests} requests per endpoint and concurrency; after the full-plan "
         "run: 2,000 jobs in the store)",
         "",
-        "| endpoint | concurrent clients | requests | p50 | p99 | max | mean |",
-        "|---|---|---|---|---|---|---|",
+        "| endpoint | concurrent clients | requests | p50 | p99 | max | mean | p99 < 50 ms |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for (path, clients), lat in api.items():
         lines.append(
             f"| `{path}` | {clients} | {len(lat)} | {pct(lat, 50) * ms:.1f} ms | "
             f"{pct(lat, 99) * ms:.1f} ms | {max(lat) * ms:.1f} ms | "
-            f"{statistics.mean(lat) * ms:.1f} ms |"
+            f"{statistics.mean(lat) * ms:.1f} ms | {'yes' if pct(lat, 99) < 0.05 else 'no'} |"
         )
-    lines += ["", "Target: API p99 under 50 ms.", ""]
+    lines += [
+        "",
+        "Target: API p99 under 50 ms. The server is one process (the loop and the API share "
+        "it); with several concurrent clients the latency is mostly queueing behind the "
+        "requests in service, on a 2-core machine shared with the load generator (and, here, "
+        "with other work: see the load average).",
+        "",
+    ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines))
     print("\n".join(lines))
