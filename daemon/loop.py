@@ -384,7 +384,8 @@ class Service:
         return summary
 
     def _enforce(self, snap: Snapshot, plan: Plan, cycle_id: int) -> int:
-        queued = {j.id for j in snap.queued}
+        # Only jobs the RMS reports pending and not held by their owner (DESIGN safety rules).
+        queued = {j.id for j in snap.queued if not j.held}
         todo = [a for a in plan.starts_now() if a.job_id in queued]
         failures = self.store.failed_start_counts(a.job_id for a in todo)
         ready = []
