@@ -14,7 +14,8 @@ from sqlalchemy import Engine, func, select, text
 from wattsched.connectors.base import RMSCommandError, RMSTimeout, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.store_models import ActionRow, CycleRow, JobRow
-from wattsched.scheduler.model import Snapshot
+from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.model import Assignment, Plan, Snapshot
 
 
 class FlakyCluster(SimulatedCluster):
@@ -120,3 +121,23 @@ def test_database_failure_fails_the_cycle_not_the_loop(
         states = dict(s.execute(select(JobRow.state, func.count()).group_by(JobRow.state)).all())
     assert states.get("queued", 0) == len(snap.queued)
     assert states.get("running", 0) == len(snap.running)
+
+
+class _Careless(Dispatcher):
+    """Plans every queued job now on n0, held or not (a dispatcher bug the loop must stop)."""
+
+    name = "careless"
+
+    def plan(self, snap: Snapshot) -> Plan:
+        return Plan(snap.time, tuple(Assignment(j.id, snap.time, ("n0",)) for j in snap.queued))
+
+
+def test_a_held_job_is_never_started(sqlite_engine: Engine, cluster_factory: Any) -> None:
+    cluster = cluster_factory.small_cluster()
+    cluster.hold("100")  # its owner holds it
+    svc = cluster_factory.make_service(sqlite_engine, cluster)
+    svc.dispatcher = _Careless()
+    svc.run_now()
+    with svc.store.sessions() as s:
+        assert s.scalar(select(func.count()).where(ActionRow.job_id == "100")) == 0
+    assert "100" in {j.id for j in cluster.snapshot().queued}
