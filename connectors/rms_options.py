@@ -105,3 +105,12 @@ class UnsupportedOperation(ConnectorError):
         self.connector = connector
         self.operation = operation
         super().__init__(f"the {connector} connector cannot {operation}")
+
+
+class PowerBusyError(ConnectorError):
+    """The node is still switching the other way; ask again once it has settled."""
+
+    def __init__(self, node: str, state: str) -> None:
+        self.node = node
+        self.state = state
+        super().__init__(f"node {node} is {state}: power command refused until it settles")

@@ -39,7 +39,7 @@ from wattsched.connectors.base import (
     UnknownJobError,
     UnknownNodeError,
 )
-from wattsched.connectors.rms_options import RMSOptions, per_unit
+from wattsched.connectors.rms_options import PowerBusyError, RMSOptions, per_unit
 from wattsched.connectors.runner import CommandRunner
 from wattsched.connectors.slurm_json import (
     SlurmJob,
@@ -309,9 +309,30 @@ class SlurmConnector(Connector):
         except RMSCommandError as exc:
             raise _map_error(exc, job=job_id) from exc
 
-    def power(self, node: str, on: bool) -> None:
-        """``scontrol update NodeName=node State=POWER_UP|POWER_DOWN``."""
+    def show_node(self, node: str) -> dict[str, str]:
+        """``scontrol show node -o NODE`` as a dict."""
         _check_id(node)
+        try:
+            out = self.runner.run(["scontrol", "show", "node", "-o", node]).stdout
+        except RMSCommandError as exc:
+            raise _map_error(exc, node=node) from exc
+        recs = parse_key_values(out, "NodeName")
+        if not recs:
+            raise UnknownNodeError(f"Slurm does not know node {node!r}")
+        return recs[0]
+
+    def power(self, node: str, on: bool) -> None:
+        """``scontrol update NodeName=node State=POWER_UP|POWER_DOWN``.
+
+        Slurm 22.05 accepts, and silently drops, a POWER_UP while the node is still powering
+        down (and the reverse): that case is refused here with :class:`PowerBusyError`, to be
+        asked again once the node has settled.
+        """
+        current = self.show_node(node).get("State", "")
+        flags = set(current.split("+"))
+        opposite = {"POWERING_DOWN", "POWER_DOWN"} if on else {"POWERING_UP", "POWER_UP"}
+        if flags & opposite:
+            raise PowerBusyError(node, current)
         state = "POWER_UP" if on else "POWER_DOWN"
         try:
             self.runner.run(["scontrol", "update", f"NodeName={node}", f"State={state}"])
@@ -334,7 +355,7 @@ def _map_error(
     text = exc.stderr.lower()
     if job is not None and ("invalid job id" in text or "job not found" in text):
         return UnknownJobError(f"Slurm does not know job {job!r}: {exc.stderr.strip()}")
-    if node is not None and "invalid node name" in text:
+    if node is not None and ("invalid node name" in text or "not found" in text):
         return UnknownNodeError(f"Slurm does not know node {node!r}: {exc.stderr.strip()}")
     if job is not None and ("already completing" in text or "no longer pending" in text):
         return UnknownJobError(f"job {job} is not pending: {exc.stderr.strip()}")

@@ -7,8 +7,10 @@ import time
 import pytest
 from harnesses import SlurmHarness
 
+from wattsched.connectors.base import UnknownNodeError
+from wattsched.connectors.rms_options import PowerBusyError
 from wattsched.connectors.slurm import SlurmConnector
-from wattsched.scheduler.model import Snapshot
+from wattsched.scheduler.model import PowerState, Snapshot
 
 pytestmark = pytest.mark.slurm
 
@@ -66,3 +68,20 @@ def test_scontrol_job_source_matches_squeue_json(slurm: SlurmHarness) -> None:
 
     assert queued(a) == queued(b) and len(a.queued) == 2
     assert run(a) == run(b) and len(a.running) == 1
+
+
+def test_power_up_while_powering_down_is_refused_not_dropped(slurm: SlurmHarness) -> None:
+    slurm.connector.power("n4", on=False)
+    with pytest.raises(PowerBusyError) as err:
+        slurm.connector.power("n4", on=True)  # Slurm itself would accept and drop it
+    assert err.value.node == "n4" and "POWER" in err.value.state
+    deadline = time.monotonic() + 30
+    while slurm.node_power("n4") is not PowerState.OFF and time.monotonic() < deadline:
+        time.sleep(0.25)
+    slurm.connector.power("n4", on=True)
+    deadline = time.monotonic() + 30
+    while slurm.node_power("n4") is not PowerState.ON and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert slurm.node_power("n4") is PowerState.ON
+    with pytest.raises(UnknownNodeError):
+        slurm.connector.power("n99", on=True)
