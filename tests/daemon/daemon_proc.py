@@ -40,9 +40,11 @@ def write_config(
     cycle_s: float = 0.3,
     speedup: float = 100,
     port: int | None = None,
+    database_url: str | None = None,
 ) -> Path:
     """A daemon config in enforce mode on the bundled Eurora data; returns its path."""
     port = port or free_port()
+    database_url = database_url or f"sqlite:///{root / 'var' / 'w.db'}"
     (root / "token").write_text(TOKEN + "\n")
     cfg = root / "wattsched.toml"
     cfg.write_text(
@@ -51,7 +53,7 @@ mode = "enforce"
 cycle_seconds = {cycle_s}
 dispatcher = "prb"
 power_cap_w = {cap_w}
-database_url = "sqlite:///{root / "var" / "w.db"}"
+database_url = "{database_url}"
 [dispatcher_params]
 full_plan = true
 [api]

@@ -15,7 +15,7 @@ import pytest
 from daemon_proc import TOKEN, run_cli, serve, wait_for, write_config
 from sqlalchemy import select
 
-from wattsched.daemon.store import Store, make_engine
+from wattsched.daemon.store import Store, head_revision, make_engine
 from wattsched.daemon.store_models import ActionRow, JobRow
 
 pytestmark = pytest.mark.slow
@@ -96,3 +96,29 @@ def test_kill_9_and_restart_never_starts_a_job_twice(tmp_path: Path) -> None:
 def _actions(store: Store) -> list[ActionRow]:
     with store.sessions() as s:
         return list(s.scalars(select(ActionRow).order_by(ActionRow.id)))
+
+
+@pytest.mark.postgres
+def test_serve_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
+    """migrate and serve on a real PostgreSQL: the same loop, the same journal."""
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text("CREATE DATABASE wattsched_e2e"))
+    admin.dispose()
+    url = postgres_url.rsplit("/", 1)[0] + "/wattsched_e2e"
+    cfg = write_config(tmp_path, cap_w=1500, database_url=url)
+    r = run_cli("migrate", "-c", str(cfg))
+    assert r.returncode == 0, r.stderr
+    assert f"<empty> -> {head_revision()}" in r.stdout
+    with serve(cfg, tmp_path / "log") as d:
+        wait_for(lambda: d.get("/status").json()["cycles"] >= 5, 60, "5 cycles")
+        assert d.get("/jobs", params={"state": "running"}).json()["total"] > 0
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(30) == 0
+    store = Store(make_engine(url))
+    done = Counter(a.job_id for a in store.done_starts())
+    assert done and max(done.values()) == 1
+    assert store.pending_actions() == []
+    store.engine.dispose()
