@@ -302,7 +302,8 @@ def report(data: dict[str, Any], out: Path) -> str:
         "",
         f"- `hybrid` on 200 jobs / 32 nodes, median planning time: **{t200:.2f} s** "
         f"(target <= 2 s; the paper: 15-20 s) — "
-        f"{'met' if t200 <= 2.0 else 'missed'} (the budget is 2 s by construction).",
+        f"{'met' if t200 <= 2.0 else 'missed'} (the search budget is 1.8 s; only instances "
+        f"where PRB waits at all).",
         f"- median ratio PRB/hybrid at the tightest third of the caps: "
         f"**{_median(tight):.3f}** (target >= 1.3) — "
         f"{'met' if _median(tight) >= 1.3 else 'missed'}.",
@@ -321,7 +322,12 @@ def report(data: dict[str, Any], out: Path) -> str:
             f"cycles (target p99 <= 1 s) — {'met' if h['cycle_p99_s'] <= 1.0 else 'missed'}; "
             f"PRB p99 {onl['prb']['cycle_p99_s']:.3f} s. Mean weighted queue time: PRB "
             f"{onl['prb']['objective']}, hybrid {h['objective']}; above cap "
-            f"{h['cap_violation_s']} s, refused starts {h['start_errors']}.",
+            f"{h['cap_violation_s']} s, refused starts {h['start_errors']}. Max queue "
+            f"{h['queued_max']} jobs. Online, 'never worse than PRB' holds for each cycle's "
+            "plan (on walltimes), not for the outcome: runtimes are shorter than walltimes and "
+            "the outcome varies from run to run (CP-SAT with 2 threads and time limits is not "
+            "deterministic); three runs with the fill (the last three code versions) gave "
+            "27,063 and 27,466 (both better than PRB) and the figure above.",
         ]
     lines += [
         "",
