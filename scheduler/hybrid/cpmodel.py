@@ -132,15 +132,12 @@ def solve_pooled(
     try:
         code = solver.solve(m)
     except IndexError:
-        # OR-Tools 9.15 sometimes fails inside solve() (an absl hash-map lookup); seen with
-        # the decision strategy and with hints: solve again without the one, then the other.
-        if not strategy and hint is None:
-            raise
-        return solve_pooled(
-            problem, time_limit_s=time_limit_s, workers=workers, cuts=cuts,
-            running_ends=running_ends, objective_max=objective_max,
-            hint=hint if strategy else None, fixed_starts=fixed_starts, seed=seed,
-            strategy=False,
+        # OR-Tools 9.15 raises this (an absl hash-map lookup) inside solve() on some models
+        # that are infeasible (seen with feedback cuts plus the objective bound; the same
+        # model without its objective solves as INFEASIBLE). Retrying does not help.
+        return CpOutcome(
+            status="solver_error", starts=None, objective=None, bound=None,
+            seconds=time.perf_counter() - t0,
         )
     status = _status_name(solver, code)
     found = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
