@@ -96,6 +96,9 @@ def simulate(
     except ValueError as exc:
         raise _fail(str(exc)) from exc
     params = _parse_params(param or [])
+    if offline and dispatcher.startswith("hybrid"):
+        # Offline instances: the hybrid's offline search (5 s doubling to 60 s) unless told.
+        params.setdefault("mode", "offline")
     run_simulation(
         node_list,
         jobs,
