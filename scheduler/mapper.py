@@ -46,22 +46,35 @@ class JobVec:
     """Power of one unit on each node (from the node models), when the job has no estimate."""
     shape: tuple[int, ...] = ()
     """Per-unit requirement and unit count: jobs of one shape fit or fail together."""
+    flat_w: float | None = None
+    """Power of one unit when it is the same on every node (estimate, or uniform nodes)."""
+    total_l: tuple[int, ...] = ()
+    """``total`` as Python ints (cheap scalar checks)."""
+    single: int = -1
+    """The one resource the unit needs, or -1 when it needs several."""
 
     @classmethod
     def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
         req = np.array(job.unit.as_tuple(), dtype=np.int64)
         node_w = None
+        flat_w = job.unit_power_w
         if job.unit_power_w is None and arrays is not None:
             node_w = arrays.res_w @ req.astype(float)
+            if arrays.uniform_power and len(node_w):
+                flat_w = float(node_w[0])
+        nz = np.flatnonzero(req)
         return cls(
             req=req,
             units=job.units,
             walltime=job.walltime,
             unit_power_w=job.unit_power_w,
-            nz=np.flatnonzero(req),
+            nz=nz,
             total=req * job.units,
             node_w=node_w,
             shape=(*job.unit.as_tuple(), job.units),
+            flat_w=flat_w,
+            total_l=tuple((req * job.units).tolist()),
+            single=int(nz[0]) if len(nz) == 1 else -1,
         )
 
 
@@ -88,6 +101,8 @@ class NodeArrays:
         self.static_w = float(sum(n.power.state_watts(n.state) for n in nodes))
         self.efficiency: FloatArray = np.array([n.efficiency for n in nodes], dtype=float)
         self.total_capacity: IntArray = self.capacity.sum(axis=0)
+        self.has_first_core = bool(self.first_core_w.any())
+        self.uniform_power = bool(len(nodes) == 0 or (self.res_w == self.res_w[0]).all())
 
 
 class ClusterState:
@@ -100,6 +115,8 @@ class ClusterState:
         self.busy_units: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
         self.power_w: float = arrays.static_w
         self.free_total: IntArray = arrays.total_capacity.copy()
+        self.free_total_l: list[int] = self.free_total.tolist()
+        """``free_total`` as Python ints, kept in step (cheap scalar checks)."""
         self.last_fail = ""
         """Why the last :meth:`place` failed: ``resources`` or ``power``."""
 
@@ -112,6 +129,7 @@ class ClusterState:
         other.busy_units = self.busy_units.copy()
         other.power_w = self.power_w
         other.free_total = self.free_total.copy()
+        other.free_total_l = list(self.free_total_l)
         other.last_fail = ""
         return other
 
@@ -127,14 +145,16 @@ class ClusterState:
 
     def units_watts(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Power of ``counts[i]`` units on node ``idx[i]``, first cores not counted."""
-        if jv.unit_power_w is not None:
-            return jv.unit_power_w * float(counts.sum())
+        if jv.flat_w is not None:
+            return jv.flat_w * jv.units if len(counts) else 0.0
         return float(np.dot(self.unit_watts(jv, idx), counts))
 
     def delta_watts(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Extra power if ``counts[i]`` units go on node ``idx[i]``."""
+        if not self.arrays.has_first_core:
+            return self.units_watts(jv, idx, counts)
         fc = self.arrays.first_core_w[idx]
-        woken = float(fc[self.busy_units[idx] == 0].sum()) if fc.any() else 0.0
+        woken = float(fc[self.busy_units[idx] == 0].sum())
         return self.units_watts(jv, idx, counts) + woken
 
     def cap_limit(self, t: int, walltime: int) -> float:
@@ -146,14 +166,19 @@ class ClusterState:
     def units_fitting(self, jv: JobVec, mask: BoolArray | None = None) -> IntArray:
         """How many units of the job each node can host now (0 where unusable)."""
         req = jv.req
-        nz = jv.nz
-        k = (self.free[:, nz] // req[nz]).min(axis=1)
+        if jv.single >= 0:
+            k = self.free[:, jv.single] // int(req[jv.single])
+        else:
+            nz = jv.nz
+            k = (self.free[:, nz] // req[nz]).min(axis=1)
         usable = self.arrays.usable if mask is None else (self.arrays.usable & mask)
         return np.where(usable, k, 0)
 
     def quick_reject(self, jv: JobVec) -> bool:
         """True when the job cannot fit whatever the placement (pooled resources)."""
-        return bool((jv.total > self.free_total).any())
+        f = self.free_total_l
+        t = jv.total_l
+        return t[0] > f[0] or t[1] > f[1] or t[2] > f[2] or t[3] > f[3]
 
     def place(
         self,
@@ -198,17 +223,29 @@ class ClusterState:
         """Book the units on the nodes; returns the power added."""
         delta = self.delta_watts(jv, idx, counts)
         # Placements name each node once, so plain fancy indexing is exact.
-        self.free[idx] -= counts[:, None] * jv.req
+        if jv.single >= 0:
+            self.free[idx, jv.single] -= counts * int(jv.req[jv.single])
+        else:
+            self.free[idx] -= counts[:, None] * jv.req
         self.busy_units[idx] += counts
-        self.free_total -= jv.req * int(counts.sum())
+        self._add_total(jv.total_l, -1)
         self.power_w += delta
         return delta
 
+    def _add_total(self, total: tuple[int, ...], sign: int) -> None:
+        f = self.free_total_l
+        for r in range(4):
+            f[r] += sign * total[r]
+        self.free_total = np.array(f, dtype=np.int64)
+
     def release(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Undo :meth:`commit` (a job ended); returns the power removed."""
-        self.free[idx] += counts[:, None] * jv.req
+        if jv.single >= 0:
+            self.free[idx, jv.single] += counts * int(jv.req[jv.single])
+        else:
+            self.free[idx] += counts[:, None] * jv.req
         self.busy_units[idx] -= counts
-        self.free_total += jv.req * int(counts.sum())
+        self._add_total(jv.total_l, +1)
         delta = self.delta_watts(jv, idx, counts)
         self.power_w -= delta
         return delta
@@ -227,7 +264,8 @@ class ClusterState:
         was_busy = self.busy_units > 0
         np.add.at(self.free, idx, alloc)
         np.subtract.at(self.busy_units, idx, cnt)
-        self.free_total += alloc.sum(axis=0)
+        for jv, _, _ in items:
+            self._add_total(jv.total_l, +1)
         idle_now = was_busy & (self.busy_units == 0)
         self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
 

@@ -271,11 +271,15 @@ class PowerCap:
 
     def at(self, t: int) -> float:
         """The cap in force at time ``t``."""
+        if len(self.steps) == 1:
+            return self.steps[0][1]
         i = bisect.bisect_right(self.steps, t, key=lambda s: s[0]) - 1
         return self.steps[max(i, 0)][1]
 
     def min_over(self, t0: int, t1: int) -> float:
         """The lowest cap in force anywhere in ``[t0, t1)`` (``at(t0)`` when empty)."""
+        if len(self.steps) == 1:
+            return self.steps[0][1]
         low = self.at(t0)
         i = bisect.bisect_right(self.steps, t0, key=lambda s: s[0])
         while i < len(self.steps) and self.steps[i][0] < t1:
@@ -285,6 +289,8 @@ class PowerCap:
 
     def next_change(self, t: int) -> int | None:
         """The first time after ``t`` at which the cap changes, or None."""
+        if len(self.steps) == 1:
+            return None
         i = bisect.bisect_right(self.steps, t, key=lambda s: s[0])
         return self.steps[i][0] if i < len(self.steps) else None
 

@@ -42,6 +42,7 @@ class ScreenedState(ClusterState):
         out.busy_units = base.busy_units.copy()
         out.power_w = base.power_w
         out.free_total = base.free_total.copy()
+        out.free_total_l = list(base.free_total_l)
         out._min_w = {}
         return out
 
