@@ -157,6 +157,7 @@ class SimulatedCluster(Connector):
                 ["start", job_id, ",".join(nodes)], 1, f"{len(nodes)} nodes for {job.units} units"
             )
         need = job.unit.as_tuple()
+        needed = [(r, a) for r, a in enumerate(need) if a]
         want: dict[int, int] = {}
         for name in nodes:
             i = self._index.get(name)
@@ -170,7 +171,7 @@ class SimulatedCluster(Connector):
             want[i] = want.get(i, 0) + 1
         for i, k in want.items():
             free = self._books[i].free
-            for r, amount in enumerate(need):
+            for r, amount in needed:
                 if amount * k > free[r]:
                     raise RMSCommandError(
                         ["start", job_id, self._nodes[i].name],
@@ -192,7 +193,7 @@ class SimulatedCluster(Connector):
             book.busy_units += k
             book.unit_watts += unit_w * k
             book.jobs[job_id] = book.jobs.get(job_id, 0) + k
-            for r, amount in enumerate(need):
+            for r, amount in needed:
                 book.free[r] -= amount * k
             watts += unit_w * k
         self._account(self.now)
@@ -373,6 +374,7 @@ class SimulatedCluster(Connector):
         rj = self._running.pop(job_id)
         self._running_tuple = None
         need = rj.job.unit.as_tuple()
+        needed = [(r, a) for r, a in enumerate(need) if a]
         for name in set(rj.nodes):
             i = self._index[name]
             book = self._books[i]
@@ -389,7 +391,7 @@ class SimulatedCluster(Connector):
             if book.busy_units == 0:
                 self._busy_w -= node.power.first_core_w
                 book.unit_watts = 0.0
-            for r, amount in enumerate(need):
+            for r, amount in needed:
                 book.free[r] += amount * k
         if not self._running:
             self._busy_w = 0.0  # no float drift once idle
