@@ -1,12 +1,11 @@
-"""Forward list scheduling on the node model: the engine behind PRB and the hybrid's mapper.
+"""Forward list scheduling on the node model: the engine behind PRB (and the hybrid's PRB
+baseline).
 
 From a working :class:`ClusterState` at time ``t0`` (running jobs booked, ending at their
-end estimates), jobs are taken in priority order at each event time (a job end, a release
-time, a cap change); each job whose units all fit (resources and power) starts there, the
-others wait for the next event. With ``release`` times (the hybrid's CP start times) a job
-is only eligible from its release time on, and a job that is eligible but does not fit is
-*postponed*: the ``on_postpone`` hook receives the jobs running at that moment (the conflict
-set of the power-capping paper).
+end estimates), jobs are taken in priority order at each event time (a job end or a cap
+change); each job whose units all fit (resources and power) starts there, the others wait
+for the next event. The hybrid's mapper with release times is
+:func:`wattsched.scheduler.hybrid.mapping.release_map`.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from wattsched.scheduler.model import Assignment, Job
 
 OrderFn = Callable[[ClusterState], IntArray]
 PostponeHook = Callable[[int, Job, list[str]], None]
+"""Called as ``hook(t, job, running_job_ids)`` when an eligible job does not fit at ``t``."""
 
 
 @dataclass(slots=True)
@@ -31,6 +31,7 @@ class ListResult:
     assignments: list[Assignment]
     unplaced: list[Job]
     postponements: int
+    """Always 0 here (kept for the hybrid's mapper, which shares this result shape)."""
 
 
 def list_schedule(
@@ -41,9 +42,7 @@ def list_schedule(
     running_ends: Mapping[str, int],
     *,
     node_order: OrderFn,
-    release: Mapping[str, int] | None = None,
     full: bool = True,
-    on_postpone: PostponeHook | None = None,
     horizon: int | None = None,
 ) -> ListResult:
     """Schedule ``jobs`` (already in priority order) forward from ``t0``.
@@ -53,8 +52,8 @@ def list_schedule(
     (online dispatching: what starts now). ``horizon`` stops the search at that time.
     """
     placements = cache.running_placements()
-    # Job ends matter only when looking past t0 (or for conflict sets).
-    track = full or release is not None
+    # Job ends matter only when looking past t0.
+    track = full
     ends: list[tuple[int, str]] = (
         [(e if e > t0 else t0, jid) for jid, e in running_ends.items()] if track else []
     )
@@ -64,9 +63,6 @@ def list_schedule(
     )
     waiting = list(jobs)
     out: list[Assignment] = []
-    postponements = 0
-    release_times = sorted({r for r in (release or {}).values() if r > t0})
-    ri = 0
     t = t0
     while waiting:
         # Release every job that has ended by t.
@@ -82,9 +78,6 @@ def list_schedule(
         order: IntArray | None = None
         failed: set[tuple[int, ...]] = set()  # shapes that did not fit since the last commit
         for job, jv, ok in zip(waiting, vecs, fits, strict=True):
-            if release is not None and release.get(job.id, t0) > t:
-                still.append(job)
-                continue
             placed = None
             if ok and jv.shape not in failed:
                 if order is None:
@@ -94,9 +87,6 @@ def list_schedule(
                     failed.add(jv.shape)
             if placed is None:
                 still.append(job)
-                if release is not None and on_postpone is not None:
-                    postponements += 1
-                    on_postpone(t, job, sorted(booked))
                 continue
             idx, cnt = placed
             state.commit(jv, idx, cnt)
@@ -108,14 +98,10 @@ def list_schedule(
         waiting = still
         if not full or not waiting:
             break
-        # Next event: a job end, a release time, or a cap change.
+        # Next event: a job end or a cap change.
         candidates: list[int] = []
         if ends:
             candidates.append(ends[0][0])
-        while ri < len(release_times) and release_times[ri] <= t:
-            ri += 1
-        if ri < len(release_times):
-            candidates.append(release_times[ri])
         nc = state.cap.next_change(t)
         if nc is not None:
             candidates.append(nc)
@@ -125,4 +111,4 @@ def list_schedule(
         if horizon is not None and t_next > horizon:
             break
         t = t_next
-    return ListResult(out, waiting, postponements)
+    return ListResult(out, waiting, 0)
