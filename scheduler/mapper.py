@@ -52,6 +52,8 @@ class JobVec:
     """``total`` as Python ints (cheap scalar checks)."""
     single: int = -1
     """The one resource the unit needs, or -1 when it needs several."""
+    min_w: float = 0.0
+    """The least power all units can add, on the cheapest nodes, first cores not counted."""
 
     @classmethod
     def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
@@ -63,6 +65,12 @@ class JobVec:
             if arrays.uniform_power and len(node_w):
                 flat_w = float(node_w[0])
         nz = np.flatnonzero(req)
+        if flat_w is not None:
+            min_w = flat_w * job.units
+        elif node_w is not None and len(node_w):
+            min_w = float(node_w.min()) * job.units
+        else:
+            min_w = 0.0
         return cls(
             req=req,
             units=job.units,
@@ -75,6 +83,7 @@ class JobVec:
             flat_w=flat_w,
             total_l=tuple((req * job.units).tolist()),
             single=int(nz[0]) if len(nz) == 1 else -1,
+            min_w=min_w,
         )
 
 
@@ -199,6 +208,10 @@ class ClusterState:
         self.last_fail = "resources"
         if self.quick_reject(jv):
             return None
+        limit = self.cap_limit(t, jv.walltime) if power_limit is None else power_limit
+        if self.power_w + jv.min_w > limit + EPS_W:
+            self.last_fail = "power"  # not even on the cheapest nodes
+            return None
         k = self.units_fitting(jv)
         if limit_k is not None:
             k = np.minimum(k, limit_k)
@@ -212,7 +225,6 @@ class ClusterState:
         counts[-1] -= int(cum[last]) - jv.units
         sel = counts > 0
         take, counts = take[sel], counts[sel]
-        limit = self.cap_limit(t, jv.walltime) if power_limit is None else power_limit
         if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
             self.last_fail = "power"
             return None
