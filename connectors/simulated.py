@@ -36,7 +36,7 @@ from wattsched.scheduler.model import (
     power_transition,
 )
 
-_END, _POWER_DONE, _ARRIVAL, _CAP = 0, 1, 2, 3
+_END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
 
 
 @dataclass(slots=True)
@@ -122,6 +122,12 @@ class SimulatedCluster(Connector):
         self.peak_power_w = 0.0
         self.cap_violation_s = 0
         self.power_commands = 0
+        self.power_log: list[tuple[int, str, bool]] = []
+        """Every accepted power command: ``(time, node, on)``."""
+        self.power_saved_j = 0.0
+        """Energy not drawn because nodes were not ON, against every node ON and idle."""
+        self._all_idle_w = sum(n.power.idle_w for n in self._nodes)
+        self._wakes: set[int] = set()
         self._last_t = t0
         self._schedule_cap_changes()
         self._admit_arrivals()
@@ -244,10 +250,22 @@ class SimulatedCluster(Connector):
         except ValueError as exc:
             raise RMSCommandError(["power", node, "on" if on else "off"], 1, str(exc)) from exc
         self.power_commands += 1
+        self.power_log.append((self.now, node, on))
         self._set_node(i, replace(n, state=state))
         self._push(self.now + (n.boot_s if on else n.shutdown_s), _POWER_DONE, node)
 
     # -- the virtual clock ---------------------------------------------------------------------
+
+    def wake_at(self, t: int) -> None:
+        """Make :meth:`advance` stop at time ``t`` even if nothing else happens then.
+
+        A no-op event for time-driven decisions (a power policy's idle timeout). Like cap steps,
+        wake-ups alone are not work: they never prolong a replay whose jobs are all done.
+        Times not after the clock, or already asked for, are ignored.
+        """
+        if t > self.now and t not in self._wakes:
+            self._wakes.add(t)
+            self._push(t, _WAKE, "")
 
     def next_event_time(self) -> int | None:
         """When something happens next (an arrival, a job end, a power transition, a cap step)."""
@@ -272,7 +290,9 @@ class SimulatedCluster(Connector):
             t = self.next_event_time()
             if t is None:
                 return False
-            if not self.has_pending_work() and all(e[2] == _CAP for e in self._events):
+            if not self.has_pending_work() and all(
+                e[2] == _CAP or e[2] == _WAKE for e in self._events
+            ):
                 return False
             self._account(t)
             self.now = t
@@ -284,6 +304,8 @@ class SimulatedCluster(Connector):
                     self._finish(key)
                 elif kind == _POWER_DONE:
                     self._power_done(key)
+                elif kind == _WAKE:
+                    self._wakes.discard(t)
             arrived = self._admit_arrivals()
             self._sample()
             if arrived or kinds - {_CAP} or self._queue:
@@ -304,6 +326,8 @@ class SimulatedCluster(Connector):
                     self._finish(key)
                 elif kind == _POWER_DONE:
                     self._power_done(key)
+                elif kind == _WAKE:
+                    self._wakes.discard(nxt)
             self._admit_arrivals()
             self._sample()
         if t > self.now:
@@ -415,6 +439,7 @@ class SimulatedCluster(Connector):
         if dt > 0:
             p = self.power_now_w
             self.energy_j += p * dt
+            self.power_saved_j += (self._all_idle_w - self._static_w) * dt
             # The cap may step inside (last_t, t): count the violation piecewise.
             a = self._last_t
             while a < t:

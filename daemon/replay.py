@@ -1,19 +1,26 @@
 """Replay: the control cycle on the simulated cluster's virtual clock.
 
 The cycle runs once at the start and again after every event time (arrivals, job ends,
-node power transitions, cap steps) until nothing is left to happen.
+node power transitions, cap steps) until nothing is left to happen. With a node power policy,
+its decision is carried out after each cycle's starts, and the time it wants to be asked again
+(an idle timeout expiring) becomes a wake-up of the virtual clock.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from wattsched.connectors.base import ConnectorError
 from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.controller import run_cycle
+from wattsched.daemon.controller import CycleResult, run_cycle
+from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import SolverStats
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(jobs_done, jobs_total)`` after each cycle."""
@@ -30,6 +37,8 @@ class ReplayResult:
     wall_seconds: float = 0.0
     last_stats: SolverStats | None = None
     solver_stats: list[SolverStats] = field(default_factory=list)
+    power_errors: int = 0
+    """Power commands of the policy the cluster refused."""
 
 
 def replay(
@@ -39,8 +48,13 @@ def replay(
     progress: Progress | None = None,
     keep_stats: bool = False,
     max_cycles: int | None = None,
+    power_policy: PowerPolicy | None = None,
 ) -> ReplayResult:
-    """Run the control cycle at every event until the workload is done."""
+    """Run the control cycle at every event until the workload is done.
+
+    ``power_policy`` (default none: every node keeps its power state) switches nodes after
+    each cycle's starts; refused commands are counted in ``power_errors``.
+    """
     wall0 = time.perf_counter()
     result = ReplayResult(cluster)
     total = cluster.workload_size
@@ -52,6 +66,8 @@ def replay(
         result.last_stats = cycle.plan.stats
         if keep_stats:
             result.solver_stats.append(cycle.plan.stats)
+        if power_policy is not None:
+            result.power_errors += apply_power_policy(cluster, power_policy, cycle)
         if progress is not None and result.cycles % 64 == 0:
             progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
         if max_cycles is not None and result.cycles >= max_cycles:
@@ -62,3 +78,23 @@ def replay(
         progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
     result.wall_seconds = time.perf_counter() - wall0
     return result
+
+
+def apply_power_policy(cluster: SimulatedCluster, policy: PowerPolicy, cycle: CycleResult) -> int:
+    """Carry out ``policy``'s decision for this cycle; returns how many commands failed.
+
+    Offs go first (they free cap room for boots). A refused command is logged and the rest go
+    on. The decision's ``recheck_at`` becomes a wake-up of the cluster's clock.
+    """
+    decision = policy.decide(cycle.snapshot, cycle.plan)
+    failed = 0
+    for names, on in ((decision.off, False), (decision.on, True)):
+        for name in names:
+            try:
+                cluster.power(name, on)
+            except ConnectorError as exc:
+                log.warning("power %s of node %s failed: %s", "on" if on else "off", name, exc)
+                failed += 1
+    if decision.recheck_at is not None:
+        cluster.wake_at(decision.recheck_at)
+    return failed

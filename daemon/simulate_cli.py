@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler.model import Job, Node, PowerCap
 
 
@@ -16,6 +17,27 @@ class TraceFormat(enum.StrEnum):
 
     SWF = "swf"
     EURORA = "eurora"
+
+
+class PowerPolicyName(enum.StrEnum):
+    """The node power policies ``simulate`` can apply (``none``: nodes stay as they are)."""
+
+    NONE = "none"
+    IDLE = "idle"
+    HGFS = "hgfs"
+
+
+def make_power_policy(name: PowerPolicyName, idle_s: int) -> PowerPolicy | None:
+    """The policy named ``name`` with its defaults (``idle_s`` for the idle timeout)."""
+    if name is PowerPolicyName.IDLE:
+        from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
+
+        return IdleTimeoutPolicy(idle_s=idle_s)
+    if name is PowerPolicyName.HGFS:
+        from wattsched.powerctl.hgfs import HGFSPolicy
+
+        return HGFSPolicy()
+    return None
 
 
 def register(app: typer.Typer) -> None:
@@ -82,6 +104,12 @@ def simulate(
         list[str] | None, typer.Option("--param", help="Dispatcher parameter KEY=VALUE.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+    power_policy: Annotated[
+        PowerPolicyName, typer.Option(help="Node power policy: none, idle (timeout) or hgfs.")
+    ] = PowerPolicyName.NONE,
+    idle_s: Annotated[
+        int, typer.Option(min=0, help="Idle seconds before power-off (--power-policy idle).")
+    ] = 1800,
 ) -> None:
     """Replay a trace through the control cycle and write metrics, schedule, power and plot."""
     from wattsched.connectors.traces.errors import TraceError
@@ -114,6 +142,7 @@ def simulate(
         report=report,
         title=f"{trace.name}: {dispatcher}",
         progress=progress,
+        power_policy=make_power_policy(power_policy, idle_s),
     )
 
 
@@ -133,8 +162,14 @@ def run_simulation(
     report: dict[str, Any],
     title: str,
     progress: bool,
+    power_policy: PowerPolicy | None = None,
 ) -> dict[str, Any]:
-    """Replay and write every output; returns the metrics."""
+    """Replay and write every output; returns the metrics.
+
+    With a ``power_policy`` the metrics add ``energy_saved_kwh`` (energy not drawn by nodes
+    that were off or switching, against every node on and idle over the same replay),
+    ``reconfigurations`` (power commands carried out) and ``power_errors``.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -165,6 +200,7 @@ def run_simulation(
             disp,
             progress=lambda done, total: bar.update(task, completed=done),
             keep_stats=keep_stats,
+            power_policy=power_policy,
         )
     extra: dict[str, Any] = {
         "dispatcher": dispatcher_name,
@@ -173,6 +209,15 @@ def run_simulation(
         "node_power_models": out.node_power_models(node_list),
         "trace_report": report,
     }
+    if power_policy is not None:
+        extra.update(
+            {
+                "power_policy": power_policy.name,
+                "energy_saved_kwh": cluster.power_saved_j / 3.6e6,
+                "reconfigurations": cluster.power_commands,
+                "power_errors": result.power_errors,
+            }
+        )
     if keep_stats:
         try:
             from wattsched.scheduler.hybrid import solver_summary

@@ -1,0 +1,218 @@
+"""EECluster's hybrid genetic fuzzy system (HGFS) node power policy.
+
+Crisp expert rules, in slots (cores) of the queued jobs:
+
+1. when the ON (and booting) nodes cannot run the largest queued job, power on nodes until
+   they can (at most the whole cluster);
+2. when the queued jobs' mean wait exceeds ``wait_on_s`` or more than ``queue_on`` jobs wait,
+   power on one node;
+3. when the mean wait is below ``wait_off_s`` or fewer than ``queue_off`` jobs wait, power
+   off one node (beyond what the fuzzy rules give).
+
+Fuzzy rules: a zero-order Takagi-Sugeno-Kang model over each idle node's idle time, with N
+triangular sets peaking at ``centers`` (a strong partition: the first set is 1 below its
+peak, the last 1 beyond its peak) and N ``weights`` in [0, 1]; a node's truth of "this node
+must be powered off" is ``sum_i mu_i(idle) * w_i``, and the number of nodes to power off is
+the floor of the sum over the idle nodes the safety rules allow.
+
+Power-on decisions take priority: a cycle that powers nodes on powers none off. Node choice
+follows :mod:`wattsched.powerctl.selection`. Two additions to the paper, both documented in
+``docs/powerctl.md``: ``min_on`` nodes stay on, and no node is switched beyond the power cap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from wattsched.powerctl.idle_tracker import IdleTracker
+from wattsched.powerctl.policy import (
+    DEFAULT_BACKOFF_S,
+    PowerDecision,
+    PowerPolicy,
+    PowerPolicyError,
+    busy_nodes,
+    planned_nodes,
+    power_off_refusal,
+)
+from wattsched.powerctl.selection import (
+    choose_on,
+    draw_w,
+    fits_cap,
+    off_extra_w,
+    order_for_off,
+    power_on_candidates,
+    unit_fits_somewhere,
+)
+from wattsched.scheduler.model import Job, Node, Plan, PowerState, Resources, Snapshot
+
+_POWERED = (PowerState.ON, PowerState.BOOTING)
+_ALL = Resources(cores=1 << 30)
+
+
+def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
+    return PowerPolicyError("HGFSParams", name, value, rule)
+
+
+@dataclass(frozen=True, slots=True)
+class HGFSParams:
+    """One HGFS configuration (what NSGA-II tunes), validated at construction."""
+
+    wait_on_s: float = 3600.0
+    """Rule 2: power on one node when the queued jobs' mean wait is above this (seconds)."""
+    queue_on: int = 10
+    """Rule 2: power on one node when more jobs than this wait."""
+    wait_off_s: float = 0.0
+    """Rule 3: power off one node when the mean wait is below this (0: never on wait)."""
+    queue_off: int = 0
+    """Rule 3: power off one node when fewer jobs than this wait (0: never on length)."""
+    centers: tuple[float, ...] = (0.0, 900.0, 3600.0)
+    """Peaks of the N triangular sets over idle seconds ("short", "medium", "long")."""
+    weights: tuple[float, ...] = (0.0, 0.3, 1.0)
+    """The N rule weights in [0, 1]: truth of "power it off" for each set."""
+    min_on: int = 1
+    """Nodes kept on or booting whatever the load (not in the paper; 0 to drop it)."""
+    period_s: int = 300
+    """How often the policy wants to be asked while idle times or waits still grow."""
+    backoff_s: int = DEFAULT_BACKOFF_S
+
+    def __post_init__(self) -> None:
+        for name in ("wait_on_s", "wait_off_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise _bad(name, value, "must be a finite number >= 0")
+        for name in ("queue_on", "queue_off", "min_on", "backoff_s"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise _bad(name, value, "must be an integer >= 0")
+        if not isinstance(self.period_s, int) or self.period_s <= 0:
+            raise _bad("period_s", self.period_s, "must be an integer > 0")
+        if self.wait_off_s > self.wait_on_s:
+            raise _bad("wait_off_s", self.wait_off_s, f"must be <= wait_on_s={self.wait_on_s}")
+        if self.queue_off > self.queue_on:
+            raise _bad("queue_off", self.queue_off, f"must be <= queue_on={self.queue_on}")
+        if not self.centers:
+            raise _bad("centers", self.centers, "must hold at least one fuzzy set")
+        if len(self.weights) != len(self.centers):
+            raise _bad(
+                "weights", self.weights, f"must hold one weight per set ({len(self.centers)})"
+            )
+        if any(not math.isfinite(c) or c < 0 for c in self.centers):
+            raise _bad("centers", self.centers, "must be finite idle seconds >= 0")
+        if any(b <= a for a, b in zip(self.centers, self.centers[1:], strict=False)):
+            raise _bad("centers", self.centers, "must be strictly increasing")
+        if any(not (0.0 <= w <= 1.0) for w in self.weights):
+            raise _bad("weights", self.weights, "must each lie in [0, 1]")
+
+    def memberships(self, idle_s: float) -> tuple[float, ...]:
+        """The degree of ``idle_s`` in each triangular set (they sum to 1)."""
+        c = self.centers
+        out = []
+        for i, peak in enumerate(c):
+            if idle_s <= peak:
+                left = c[i - 1] if i > 0 else None
+                mu = 1.0 if left is None else max(0.0, (idle_s - left) / (peak - left))
+            else:
+                right = c[i + 1] if i + 1 < len(c) else None
+                mu = 1.0 if right is None else max(0.0, (right - idle_s) / (right - peak))
+            out.append(mu)
+        return tuple(out)
+
+    def truth(self, idle_s: float) -> float:
+        """Degree of truth of "this node must be powered off" after ``idle_s`` idle seconds."""
+        return sum(m * w for m, w in zip(self.memberships(idle_s), self.weights, strict=True))
+
+    def fuzzy_off_count(self, idle_times: list[float]) -> int:
+        """How many nodes the fuzzy rules power off: the floor of the summed truths."""
+        return math.floor(sum(self.truth(t) for t in idle_times) + 1e-9)
+
+
+@dataclass(slots=True)
+class HGFSPolicy(PowerPolicy):
+    """The EECluster HGFS policy with parameters ``params``."""
+
+    params: HGFSParams = field(default_factory=HGFSParams)
+    tracker: IdleTracker = field(default_factory=IdleTracker)
+    name: str = "hgfs"
+
+    def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
+        """Crisp rules first (power on), then the fuzzy rules and rule 3 (power off)."""
+        p = self.params
+        since = self.tracker.observe(snap, plan)
+        queued = [j for j in snap.queued if not j.held]
+        mean_wait = sum(snap.time - j.submit for j in queued) / len(queued) if queued else 0.0
+        powered = [n for n in snap.nodes if n.state in _POWERED]
+        usable = [n for n in powered if n.available]
+        on_slots = sum(n.capacity.cores for n in usable)
+        all_slots = sum(n.capacity.cores for n in snap.nodes if n.available)
+        largest = min(max((j.total.cores for j in queued), default=0), all_slots)
+        candidates = power_on_candidates(snap, p.backoff_s)
+        period = snap.time + p.period_s
+        # Rule 1: room for the largest queued job (and a node for every queued unit's shape).
+        unfit = [j.unit for j in queued if not unit_fits_somewhere(j.unit, usable)]
+        short = Resources(cores=max(0, largest - on_slots))
+        on = choose_on(snap, plan, candidates, short, must_fit=unfit)
+        rule1 = bool(short.cores or unfit)
+        # Rule 2: long waits or a long queue: one node more.
+        rule2 = bool(queued) and (mean_wait > p.wait_on_s or len(queued) > p.queue_on)
+        if rule2:
+            rest = [n for n in candidates if n not in on]
+            on += choose_on(snap, plan, rest, _ALL, max_nodes=1)
+        missing = p.min_on - len(powered) - len(on)
+        if missing > 0:
+            rest = [n for n in candidates if n not in on]
+            on += choose_on(snap, plan, rest, _ALL, max_nodes=missing)
+        if rule1 or rule2 or on:
+            left = [n for n in candidates if n not in on]
+            return PowerDecision(
+                on=tuple(n.name for n in on),
+                reason=(
+                    f"rule1={rule1} (largest {largest} slots, {on_slots} on) rule2={rule2} "
+                    f"(mean wait {mean_wait:.0f} s, {len(queued)} queued): power on {len(on)}"
+                ),
+                recheck_at=period if queued and left else None,
+            )
+        return self._power_off(snap, plan, since, queued, mean_wait, powered, largest, period)
+
+    def _power_off(
+        self,
+        snap: Snapshot,
+        plan: Plan,
+        since: dict[str, int],
+        queued: list[Job],
+        mean_wait: float,
+        powered: list[Node],
+        largest: int,
+        period: int,
+    ) -> PowerDecision:
+        p = self.params
+        busy, planned = busy_nodes(snap), planned_nodes(plan)
+        idle = [
+            n
+            for n in order_for_off(n for n in snap.nodes if n.name in since)
+            if power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
+        ]
+        idle_times = [float(snap.time - since[n.name]) for n in idle]
+        fuzzy = p.fuzzy_off_count(idle_times)
+        rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
+        want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
+        slots = sum(n.capacity.cores for n in powered if n.available)
+        draw = draw_w(snap, plan)
+        off: list[str] = []
+        for node in idle:
+            if len(off) >= want:
+                break
+            if slots - node.capacity.cores < largest:
+                continue  # rule 1 again: keep room for the largest queued job
+            if not fits_cap(snap, draw, off_extra_w(node), node):
+                continue
+            draw += off_extra_w(node)
+            slots -= node.capacity.cores
+            off.append(node.name)
+        growing = any(t < p.centers[-1] for t in idle_times)
+        return PowerDecision(
+            off=tuple(off),
+            reason=f"fuzzy {fuzzy} + rule3 {int(rule3)} over {len(idle)} idle nodes: "
+            f"power off {len(off)}",
+            recheck_at=period if growing or (queued and len(idle) > len(off)) else None,
+        )

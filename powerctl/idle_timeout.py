@@ -1,0 +1,110 @@
+"""The baseline policy: power off what idled ``idle_s`` seconds, power on what the queue needs.
+
+Off: ON nodes idle for at least ``idle_s`` (tracked from successive snapshots) that the safety
+rules allow, least efficient first, keeping at least ``min_on`` nodes on (or booting).
+On: when the queued jobs' pooled need exceeds the free capacity of the ON and booting nodes, or
+a queued unit fits none of them, OFF nodes are powered on, most efficient first, until it is
+covered (and as long as the cap allows the boot). A cycle that powers nodes on powers none off,
+and no node goes off while the queued jobs would then lack room on the powered nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wattsched.powerctl.idle_tracker import IdleTracker
+from wattsched.powerctl.policy import (
+    DEFAULT_BACKOFF_S,
+    PowerDecision,
+    PowerPolicy,
+    PowerPolicyError,
+    busy_nodes,
+    planned_nodes,
+    power_off_refusal,
+)
+from wattsched.powerctl.selection import (
+    choose_on,
+    draw_w,
+    fits_cap,
+    free_capacity,
+    off_extra_w,
+    order_for_off,
+    power_on_candidates,
+    queued_need,
+    unit_fits_somewhere,
+)
+from wattsched.scheduler.model import Plan, PowerState, Resources, Snapshot
+
+_POWERED = (PowerState.ON, PowerState.BOOTING)
+
+
+@dataclass(slots=True)
+class IdleTimeoutPolicy(PowerPolicy):
+    """Power off nodes idle longer than ``idle_s``; power on nodes when the queue needs room."""
+
+    idle_s: int = 1800
+    """Idle seconds before a node is powered off (30 min: well above the default boot time)."""
+    min_on: int = 1
+    """Nodes kept on or booting whatever the load (one: a small job never waits for a boot)."""
+    backoff_s: int = DEFAULT_BACKOFF_S
+    tracker: IdleTracker = field(default_factory=IdleTracker)
+    name: str = "idle"
+
+    def __post_init__(self) -> None:
+        if self.idle_s < 0:
+            raise PowerPolicyError("IdleTimeoutPolicy", "idle_s", self.idle_s, "must be >= 0")
+        if self.min_on < 0:
+            raise PowerPolicyError("IdleTimeoutPolicy", "min_on", self.min_on, "must be >= 0")
+        if self.backoff_s < 0:
+            raise PowerPolicyError("IdleTimeoutPolicy", "backoff_s", self.backoff_s, "must be >= 0")
+
+    def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
+        """Nodes to power off (idle too long) or on (the queue lacks room)."""
+        since = self.tracker.observe(snap, plan)
+        powered = [n for n in snap.nodes if n.state in _POWERED]
+        free = free_capacity(snap, _POWERED)
+        need = queued_need(snap)
+        shortfall = Resources(
+            *(max(0, a - b) for a, b in zip(need.as_tuple(), free.as_tuple(), strict=True))
+        )
+        usable = [n for n in powered if n.available]
+        unfit = [
+            j.unit for j in snap.queued if not j.held and not unit_fits_somewhere(j.unit, usable)
+        ]
+        candidates = power_on_candidates(snap, self.backoff_s)
+        on = choose_on(snap, plan, candidates, shortfall, must_fit=unfit)
+        missing = self.min_on - len(powered) - len(on)
+        if missing > 0:
+            rest = [n for n in candidates if n not in on]
+            on += choose_on(snap, plan, rest, Resources(cores=1 << 30), max_nodes=missing)
+        if any(shortfall.as_tuple()) or unfit or on:
+            reason = (
+                f"queue needs {need} and {len(unfit)} unfit units, free {free}: power on {len(on)}"
+            )
+            return PowerDecision(on=tuple(n.name for n in on), reason=reason)
+        busy, planned = busy_nodes(snap), planned_nodes(plan)
+        draw = draw_w(snap, plan)
+        # What the powered nodes have free beyond the queue's need: a node may only go off
+        # when the queue still fits without it.
+        slack = [f - n for f, n in zip(free.as_tuple(), need.as_tuple(), strict=True)]
+        queued_res = [n > 0 for n in need.as_tuple()]
+        off: list[str] = []
+        recheck: int | None = None
+        allowed = len(powered) - self.min_on
+        for node in order_for_off(n for n in snap.nodes if n.name in since):
+            if power_off_refusal(node, snap, plan, self.backoff_s, busy=busy, planned=planned):
+                continue
+            due = since[node.name] + self.idle_s
+            if due > snap.time:
+                recheck = due if recheck is None else min(recheck, due)
+                continue
+            cap = node.capacity.as_tuple()
+            if any(q and c > s for q, c, s in zip(queued_res, cap, slack, strict=True)):
+                continue
+            if len(off) >= allowed or not fits_cap(snap, draw, off_extra_w(node), node):
+                continue
+            draw += off_extra_w(node)
+            slack = [s - c for s, c in zip(slack, cap, strict=True)]
+            off.append(node.name)
+        reason = f"{len(off)} nodes idle for {self.idle_s} s or more" if off else "nothing to do"
+        return PowerDecision(off=tuple(off), reason=reason, recheck_at=recheck)

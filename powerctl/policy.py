@@ -1,0 +1,120 @@
+"""Node power policies: the decision type, the interface, and the safety rules.
+
+A policy looks at the cycle's snapshot and plan and says which nodes to switch off and on. It
+does no I/O and reads no clock (``snap.time`` is the time); the caller carries the decision
+out through a connector or a power driver. Whatever a policy wants, the safety rules of
+DESIGN.md hold: :func:`safe_to_power_off` is the one place they are written, and every policy
+filters its candidates through it.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+from wattsched.scheduler.model import Node, Plan, PowerState, Snapshot
+
+DEFAULT_BACKOFF_S = 3600
+"""A node whose last power command failed is left alone this long (one hour: long enough for a
+transient BMC or network fault to clear, short enough to retry within a shift)."""
+
+
+class PowerPolicyError(ValueError):
+    """A policy parameter is invalid; carries the field name and the offending value."""
+
+    def __init__(self, policy: str, name: str, value: object, rule: str) -> None:
+        self.policy = policy
+        self.name = name
+        self.value = value
+        super().__init__(f"{policy}: {name}={value!r} {rule}")
+
+
+@dataclass(frozen=True, slots=True)
+class PowerDecision:
+    """Which nodes to switch off and on now, and why.
+
+    ``recheck_at``: a time at which the policy wants to be asked again even if nothing else
+    happens then (an idle timeout expiring); None when only events matter. A replay turns it
+    into a wake-up of the simulated clock; the daemon's periodic cycle can ignore it.
+    """
+
+    off: tuple[str, ...] = ()
+    on: tuple[str, ...] = ()
+    reason: str = ""
+    recheck_at: int | None = None
+
+    def __post_init__(self) -> None:
+        both = set(self.off) & set(self.on)
+        if both:
+            raise PowerPolicyError("PowerDecision", "off/on", sorted(both), "names nodes twice")
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing is to be switched."""
+        return not self.off and not self.on
+
+
+class PowerPolicy(abc.ABC):
+    """Decides, once per control cycle, which nodes to power off and on.
+
+    ``decide`` is called with the snapshot the dispatcher saw and its plan (whose starts are
+    being carried out). Implementations may remember what they saw in earlier snapshots (idle
+    times), but only what they can rebuild from later snapshots after a restart.
+    """
+
+    name: str = "policy"
+
+    @abc.abstractmethod
+    def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
+        """The nodes to switch now."""
+
+
+def busy_nodes(snap: Snapshot) -> set[str]:
+    """Nodes on which at least one job unit runs."""
+    return {n for rj in snap.running for n in rj.nodes}
+
+
+def planned_nodes(plan: Plan) -> set[str]:
+    """Nodes named by any assignment of the plan (now or later)."""
+    return {n for a in plan.assignments for n in a.nodes}
+
+
+def power_off_refusal(
+    node: Node,
+    snap: Snapshot,
+    plan: Plan,
+    backoff_s: int = DEFAULT_BACKOFF_S,
+    *,
+    busy: set[str] | None = None,
+    planned: set[str] | None = None,
+) -> str | None:
+    """Why ``node`` must not be powered off now, or None when it may.
+
+    ``busy`` and ``planned`` may be passed precomputed (:func:`busy_nodes`,
+    :func:`planned_nodes`) when many nodes are checked against the same cycle.
+    """
+    if node.state is not PowerState.ON:
+        return f"node {node.name} is {node.state.value}, not on"
+    if not node.available:
+        return f"node {node.name} is drained or reserved"
+    if node.name in (busy if busy is not None else busy_nodes(snap)):
+        return f"node {node.name} runs a job"
+    if node.name in (planned if planned is not None else planned_nodes(plan)):
+        return f"node {node.name} is planned to run a job"
+    if node.last_power_failure is not None and snap.time - node.last_power_failure < backoff_s:
+        return (
+            f"node {node.name} failed a power command at {node.last_power_failure}, "
+            f"less than {backoff_s} s ago"
+        )
+    return None
+
+
+def safe_to_power_off(
+    node: Node, snap: Snapshot, plan: Plan, backoff_s: int = DEFAULT_BACKOFF_S
+) -> bool:
+    """True when DESIGN.md's safety rules allow powering ``node`` off now.
+
+    Never a node that is not ON, runs a job, is named by the plan (now or later), is drained
+    or reserved (``available=False``), or failed a power command less than ``backoff_s`` ago.
+    """
+    return power_off_refusal(node, snap, plan, backoff_s) is None

@@ -1,0 +1,163 @@
+"""Choosing which nodes to switch, shared by every policy.
+
+EECluster's node choice: nodes whose last power command worked come first, the least efficient
+first when powering off and the most efficient first when powering on; nodes that failed come
+after them, the oldest failure first (so a broken node is not picked again and again). On top
+of it, the power cap: a node is only switched when its extra draw (booting, then idling) fits
+under the cap with what runs and starts now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
+from wattsched.scheduler.model import Node, Plan, PowerState, Resources, Snapshot
+
+
+def _order_key_off(node: Node) -> tuple[int, float, str]:
+    if node.last_power_failure is None:
+        return (0, node.efficiency, node.name)
+    return (1, float(node.last_power_failure), node.name)
+
+
+def _order_key_on(node: Node) -> tuple[int, float, str]:
+    if node.last_power_failure is None:
+        return (0, -node.efficiency, node.name)
+    return (1, float(node.last_power_failure), node.name)
+
+
+def order_for_off(nodes: Iterable[Node]) -> list[Node]:
+    """Nodes in the order to power them off: least efficient first, failed ones last."""
+    return sorted(nodes, key=_order_key_off)
+
+
+def order_for_on(nodes: Iterable[Node]) -> list[Node]:
+    """Nodes in the order to power them on: most efficient first, failed ones last."""
+    return sorted(nodes, key=_order_key_on)
+
+
+def power_on_candidates(snap: Snapshot, backoff_s: int = DEFAULT_BACKOFF_S) -> list[Node]:
+    """OFF or FAILED nodes that may be powered on, in :func:`order_for_on` order.
+
+    Drained or reserved nodes are left off (nothing could be placed on them), and so is a node
+    that failed a power command less than ``backoff_s`` ago.
+    """
+    out = [
+        n
+        for n in snap.nodes
+        if n.state in (PowerState.OFF, PowerState.FAILED)
+        and n.available
+        and (n.last_power_failure is None or snap.time - n.last_power_failure >= backoff_s)
+    ]
+    return order_for_on(out)
+
+
+def draw_w(snap: Snapshot, plan: Plan) -> float:
+    """The IT power drawn once the plan's starts of this cycle run (the simulator's model)."""
+    index = {n.name: n for n in snap.nodes}
+    total = sum(n.power.state_watts(n.state) for n in snap.nodes)
+    busy: set[str] = set()
+    placed = [(rj.job, rj.nodes) for rj in snap.running]
+    queued = {j.id: j for j in snap.queued}
+    placed += [(queued[a.job_id], a.nodes) for a in plan.starts_now() if a.job_id in queued]
+    for job, nodes in placed:
+        for name in nodes:
+            node = index.get(name)
+            if node is None:
+                continue
+            total += (
+                job.unit_power_w
+                if job.unit_power_w is not None
+                else node.power.unit_watts(job.unit)
+            )
+            if name not in busy:
+                busy.add(name)
+                total += node.power.first_core_w
+    return total
+
+
+def on_extra_w(node: Node) -> float:
+    """The most a node adds to the draw while booting and then idling."""
+    return max(node.power.transition_w, node.power.idle_w) - node.power.state_watts(node.state)
+
+
+def off_extra_w(node: Node) -> float:
+    """What a node adds to the draw while shutting down (0 unless that costs more than idling)."""
+    return max(0.0, node.power.transition_w - node.power.idle_w)
+
+
+def fits_cap(snap: Snapshot, draw: float, extra: float, node: Node) -> bool:
+    """True when ``draw + extra`` stays under the cap until ``node``'s transition is over."""
+    horizon = max(node.boot_s, node.shutdown_s) + 1
+    return draw + extra <= snap.cap.min_over(snap.time, snap.time + horizon) + 1e-6
+
+
+def free_capacity(snap: Snapshot, states: Sequence[PowerState]) -> Resources:
+    """Pooled capacity of available nodes in ``states``, minus what running jobs use there."""
+    nodes = {n.name: n for n in snap.nodes if n.state in states and n.available}
+    total = [0, 0, 0, 0]
+    for n in nodes.values():
+        for i, a in enumerate(n.capacity.as_tuple()):
+            total[i] += a
+    for rj in snap.running:
+        for name in rj.nodes:
+            if name in nodes:
+                for i, a in enumerate(rj.job.unit.as_tuple()):
+                    total[i] -= a
+    return Resources(*(max(0, x) for x in total))
+
+
+def queued_need(snap: Snapshot) -> Resources:
+    """Pooled requirement of every queued (not held) job."""
+    total = [0, 0, 0, 0]
+    for j in snap.queued:
+        if j.held:
+            continue
+        for i, a in enumerate(j.total.as_tuple()):
+            total[i] += a
+    return Resources(*total)
+
+
+def unit_fits_somewhere(unit: Resources, nodes: Iterable[Node]) -> bool:
+    """True when one unit fits the whole capacity of at least one of ``nodes``."""
+    return any(unit.fits_in(n.capacity) for n in nodes)
+
+
+def choose_on(
+    snap: Snapshot,
+    plan: Plan,
+    candidates: Sequence[Node],
+    shortfall: Resources,
+    *,
+    must_fit: Sequence[Resources] = (),
+    max_nodes: int | None = None,
+) -> list[Node]:
+    """Candidates to power on, in order, until ``shortfall`` is covered and every unit in
+    ``must_fit`` fits one chosen node, skipping nodes whose extra draw would break the cap.
+
+    Nodes that help with neither are not chosen.
+    """
+    need = list(shortfall.as_tuple())
+    unfit = list(must_fit)
+    draw = draw_w(snap, plan)
+    chosen: list[Node] = []
+    for node in candidates:
+        if max_nodes is not None and len(chosen) >= max_nodes:
+            break
+        if all(x <= 0 for x in need) and not unfit:
+            break
+        cap = node.capacity.as_tuple()
+        helps = any(x > 0 and c > 0 for x, c in zip(need, cap, strict=True)) or any(
+            u.fits_in(node.capacity) for u in unfit
+        )
+        if not helps:
+            continue
+        extra = on_extra_w(node)
+        if not fits_cap(snap, draw, extra, node):
+            continue
+        draw += extra
+        chosen.append(node)
+        need = [x - c for x, c in zip(need, cap, strict=True)]
+        unfit = [u for u in unfit if not u.fits_in(node.capacity)]
+    return chosen

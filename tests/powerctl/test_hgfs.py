@@ -1,0 +1,135 @@
+"""EECluster's HGFS policy: parameters, the TSK rule base, crisp rules, node choice."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from power_builders import cluster_nodes, job, node, plan, snapshot
+
+from wattsched.powerctl.hgfs import HGFSParams, HGFSPolicy
+from wattsched.powerctl.policy import PowerPolicyError
+from wattsched.scheduler.model import PowerState
+
+# Three sets over idle time: SHORT peaks at 0, MEDIUM at 1000 s, LARGE at 3000 s.
+P = HGFSParams(
+    centers=(0.0, 1000.0, 3000.0),
+    weights=(0.0, 0.5, 1.0),
+    wait_on_s=600.0,
+    queue_on=3,
+    min_on=1,
+)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"centers": ()}, "centers"),  # no fuzzy set
+        ({"centers": (0.0, 10.0), "weights": (0.5,)}, "weights"),  # one weight per set
+        ({"centers": (0.0, 10.0, 10.0), "weights": (0, 0, 1)}, "centers"),  # not increasing
+        ({"centers": (-5.0, 10.0), "weights": (0, 1)}, "centers"),  # negative idle time
+        ({"centers": (0.0, float("inf")), "weights": (0, 1)}, "centers"),  # not finite
+        ({"weights": (0.0, 0.3, 1.5)}, "weights"),  # a weight above 1
+        ({"weights": (-0.1, 0.3, 1.0)}, "weights"),  # a weight below 0
+        ({"wait_on_s": -1.0}, "wait_on_s"),  # a negative wait threshold
+        ({"wait_on_s": float("nan")}, "wait_on_s"),  # not a number
+        ({"queue_on": -1}, "queue_on"),  # a negative queue threshold
+        ({"wait_off_s": 700.0, "wait_on_s": 600.0}, "wait_off_s"),  # off above on: both fire
+        ({"queue_off": 5, "queue_on": 3}, "queue_off"),  # off above on: both fire
+        ({"period_s": 0}, "period_s"),  # no recheck period
+        ({"min_on": -1}, "min_on"),  # a negative floor
+    ],
+)
+def test_bad_parameters_are_refused_by_name(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(PowerPolicyError, match=field) as err:
+        HGFSParams(**kwargs)
+    assert err.value.name == field
+
+
+@pytest.mark.parametrize(
+    ("idle", "mu", "truth"),
+    [
+        (0.0, (1.0, 0.0, 0.0), 0.0),  # SHORT only
+        (500.0, (0.5, 0.5, 0.0), 0.25),  # half SHORT, half MEDIUM
+        (1000.0, (0.0, 1.0, 0.0), 0.5),  # MEDIUM
+        (2000.0, (0.0, 0.5, 0.5), 0.75),
+        (3000.0, (0.0, 0.0, 1.0), 1.0),  # LARGE
+        (9000.0, (0.0, 0.0, 1.0), 1.0),  # the last set saturates
+    ],
+)
+def test_triangular_partition_and_tsk_truth(
+    idle: float, mu: tuple[float, ...], truth: float
+) -> None:
+    assert P.memberships(idle) == pytest.approx(mu)
+    assert sum(P.memberships(idle)) == pytest.approx(1.0)
+    assert P.truth(idle) == pytest.approx(truth)
+
+
+def test_fuzzy_count_is_the_floor_of_summed_truths() -> None:
+    assert P.fuzzy_off_count([500.0, 500.0, 500.0]) == 0  # 0.75
+    assert P.fuzzy_off_count([1000.0, 1000.0]) == 1  # 1.0
+    assert P.fuzzy_off_count([2000.0, 2000.0, 3000.0]) == 2  # 2.5
+
+
+def test_fuzzy_rules_power_off_least_efficient_idle_nodes() -> None:
+    nodes = cluster_nodes(4)
+    pol = HGFSPolicy(P)
+    d0 = pol.decide(snapshot(0, nodes), plan(0))
+    assert d0.empty and d0.recheck_at == 300
+    # at 1000 s every node has truth 0.5: 4 x 0.5 = 2 nodes off
+    d = pol.decide(snapshot(1000, nodes), plan(1000))
+    assert d.off == ("n0", "n1")
+    # at 3000 s: truth 1 each, but min_on keeps one on
+    d = pol.decide(snapshot(3000, nodes), plan(3000))
+    assert d.off == ("n0", "n1", "n2") and d.recheck_at is None
+
+
+def test_rule1_keeps_room_for_the_largest_queued_job() -> None:
+    nodes = cluster_nodes(4)
+    pol = HGFSPolicy(P)
+    pol.decide(snapshot(0, nodes), plan(0))
+    big = job("big", 2900, units=3, cores=4)  # 12 slots: only one of 4 nodes may go off
+    d = pol.decide(snapshot(3000, nodes, queued=[big]), plan(3000))
+    assert d.off == ("n0",)
+
+
+def test_rule1_powers_on_for_the_largest_queued_job() -> None:
+    nodes = [node("n0", efficiency=1.0)] + [
+        node(f"n{i}", state=PowerState.OFF, efficiency=1.0 + i) for i in (1, 2, 3)
+    ]
+    pol = HGFSPolicy(P)
+    d = pol.decide(snapshot(10, nodes, queued=[job("big", 5, units=3, cores=4)]), plan(10))
+    assert d.on == ("n3", "n2") and d.off == ()
+
+
+def test_rule2_powers_on_one_node_on_long_waits_or_long_queues() -> None:
+    nodes = [node("n0")] + [node(f"n{i}", state=PowerState.OFF, efficiency=2.0) for i in (1, 2)]
+    pol = HGFSPolicy(P)
+    small = [job("a", 0)]
+    assert pol.decide(snapshot(100, nodes, queued=small), plan(100)).on == ()
+    # mean wait 700 s > 600 s: one node on, the most efficient (ties by name)
+    d = pol.decide(snapshot(700, nodes, queued=small), plan(700))
+    assert d.on == ("n1",) and d.recheck_at == 1000
+    many = [job(f"q{k}", 650) for k in range(4)]  # 4 queued > 3
+    assert pol.decide(snapshot(700, nodes, queued=many), plan(700)).on == ("n1",)
+
+
+def test_rule3_powers_off_one_node_on_short_queues() -> None:
+    params = replace(P, wait_off_s=10.0, weights=(0.0, 0.0, 0.0))  # fuzzy rules silent
+    nodes = cluster_nodes(3)
+    pol = HGFSPolicy(params)
+    assert pol.decide(snapshot(0, nodes), plan(0)).off == ("n0",)
+
+
+def test_failed_nodes_go_last_and_recent_failures_never() -> None:
+    nodes = [
+        node("a", efficiency=0.5, last_power_failure=0),  # old failure: allowed, but last
+        node("b", efficiency=3.0),
+        node("c", efficiency=0.1, last_power_failure=9000),  # within the back-off: never
+        node("d", efficiency=5.0),
+    ]
+    pol = HGFSPolicy(replace(P, min_on=0, backoff_s=3600))
+    pol.decide(snapshot(6000, nodes), plan(6000))
+    d = pol.decide(snapshot(9500, nodes), plan(9500))
+    assert d.off == ("b", "d", "a")
