@@ -231,6 +231,22 @@ class ClusterState:
         self.last_fail = ""
         return take, counts
 
+    def check(self, jv: JobVec, idx: IntArray, counts: IntArray, t: int) -> str:
+        """Why this given placement cannot start at ``t`` ("" when it can): the nodes must be
+        usable, have room for their units, and the power must stay under the cap."""
+        if len(idx) == 0 or int(counts.sum()) != jv.units:
+            return "wrong number of units"
+        if not self.arrays.usable[idx].all():
+            return "a node is not usable"
+        if (self.free[idx] < counts[:, None] * jv.req).any():
+            return "a node lacks room"
+        if (
+            self.power_w + self.delta_watts(jv, idx, counts)
+            > self.cap_limit(t, jv.walltime) + EPS_W
+        ):
+            return "over the power cap"
+        return ""
+
     def commit(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Book the units on the nodes; returns the power added."""
         delta = self.delta_watts(jv, idx, counts)

@@ -154,7 +154,8 @@ class HybridDispatcher(Dispatcher):
         if self._still_on_plan(snap):
             queued = {j.id for j in snap.queued}
             kept = tuple(a for jid, a in self._schedule.items() if jid in queued)
-            return Plan(snap.time, self._select(snap, kept), SolverStats(status="reused"))
+            reused = self._checked(snap, self._select(snap, kept))
+            return Plan(snap.time, reused, SolverStats(status="reused"))
         outcome = hybrid_search(snap, self.cache, self.params)
         assignments = outcome.best.assignments
         stats = outcome.stats
@@ -163,10 +164,37 @@ class HybridDispatcher(Dispatcher):
         if self.mode == "offline" or outcome.best.complete:
             self._remember(snap, assignments)
         stats = replace(stats, extra={**stats.extra, "mode": self.mode})
-        selected = self._select(snap, assignments)
+        selected = self._checked(snap, self._select(snap, assignments))
         if self.fill_now:
             selected = self._fill(snap, selected)
         return Plan(snap.time, selected, stats)
+
+    def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
+        """The starts of ``selected`` that really fit now, in order; the others wait.
+
+        A safety net on the node-level check: a start planned from walltime estimates (or a
+        reused plan) is carried out only if its nodes have room and the cap holds now.
+        """
+        state = self.cache.state(snap)
+        jobs = {j.id: j for j in snap.queued if not j.held}
+        out: list[Assignment] = []
+        for a in selected:
+            if a.start > snap.time:
+                out.append(a)
+                continue
+            job = jobs.get(a.job_id)
+            if job is None:
+                continue
+            jv = self.cache.vec(job)
+            idx, cnt = placement_of(state.arrays, a.nodes)
+            why = state.check(jv, idx, cnt, snap.time)
+            if why:
+                log.info("hybrid: job %s waits: %s", a.job_id, why)
+                self._schedule = {}  # the plan no longer matches the cluster: re-plan next time
+                continue
+            state.commit(jv, idx, cnt)
+            out.append(a)
+        return tuple(out)
 
     def _fill(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """Add, in PRB order, every queued job that fits now beside the plan's starts."""
@@ -179,8 +207,9 @@ class HybridDispatcher(Dispatcher):
         starting = {a.job_id for a in now}
         rest = [j for j in prb_order(snap.queued) if j.id not in starting]
         ends = {rj.job.id: rj.end_estimate for rj in snap.running}
-        extra = list_schedule(state, self.cache, rest, snap.time, ends,
-                              node_order=prb_node_order, full=False)
+        extra = list_schedule(
+            state, self.cache, rest, snap.time, ends, node_order=prb_node_order, full=False
+        )
         return (*selected, *extra.assignments)
 
     def _select(
