@@ -126,6 +126,19 @@ class HGFSParams:
         """How many nodes the fuzzy rules power off: the floor of the summed truths."""
         return math.floor(sum(self.truth(t) for t in idle_times) + 1e-9)
 
+    def next_count_change(self, idle_times: list[float]) -> int | None:
+        """The first multiple of ``period_s`` after which nodes idle ``idle_times`` now give a
+        larger fuzzy count (None when their truths saturate first): when to look again."""
+        if not idle_times:
+            return None
+        now = self.fuzzy_off_count(idle_times)
+        steps = math.ceil(max(0.0, self.centers[-1] - min(idle_times)) / self.period_s)
+        for k in range(1, steps + 1):
+            later = [t + k * self.period_s for t in idle_times]
+            if self.fuzzy_off_count(later) > now:
+                return k * self.period_s
+        return None
+
 
 @dataclass(slots=True)
 class HGFSPolicy(PowerPolicy):
@@ -172,7 +185,9 @@ class HGFSPolicy(PowerPolicy):
                 ),
                 recheck_at=period if queued and left else None,
             )
-        return self._power_off(snap, plan, since, queued, mean_wait, powered, largest, period)
+        return self._power_off(
+            snap, plan, since, queued, mean_wait, powered, largest, bool(candidates)
+        )
 
     def _power_off(
         self,
@@ -183,7 +198,7 @@ class HGFSPolicy(PowerPolicy):
         mean_wait: float,
         powered: list[Node],
         largest: int,
-        period: int,
+        can_power_on: bool,
     ) -> PowerDecision:
         p = self.params
         busy, planned = busy_nodes(snap), planned_nodes(plan)
@@ -209,10 +224,16 @@ class HGFSPolicy(PowerPolicy):
             draw += off_extra_w(node)
             slots -= node.capacity.cores
             off.append(node.name)
-        growing = any(t < p.centers[-1] for t in idle_times)
+        # Look again when the fuzzy count of the nodes left idle grows, or when the queue's
+        # mean wait reaches rule 2's threshold; not at every period in between.
+        left = [t for n, t in zip(idle, idle_times, strict=True) if n.name not in off]
+        step = p.next_count_change(left)
+        times = [snap.time + step] if step is not None else []
+        if queued and can_power_on:
+            times.append(snap.time + math.floor(p.wait_on_s - mean_wait) + 1)
         return PowerDecision(
             off=tuple(off),
             reason=f"fuzzy {fuzzy} + rule3 {int(rule3)} over {len(idle)} idle nodes: "
             f"power off {len(off)}",
-            recheck_at=period if growing or (queued and len(idle) > len(off)) else None,
+            recheck_at=min(times) if times else None,
         )

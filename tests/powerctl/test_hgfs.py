@@ -76,13 +76,27 @@ def test_fuzzy_rules_power_off_least_efficient_idle_nodes() -> None:
     nodes = cluster_nodes(4)
     pol = HGFSPolicy(P)
     d0 = pol.decide(snapshot(0, nodes), plan(0))
-    assert d0.empty and d0.recheck_at == 300
+    # 4 nodes x truth(600 s) = 4 x 0.3 = 1.2: the count first grows after two 300 s periods
+    assert d0.empty and d0.recheck_at == 600
     # at 1000 s every node has truth 0.5: 4 x 0.5 = 2 nodes off
     d = pol.decide(snapshot(1000, nodes), plan(1000))
     assert d.off == ("n0", "n1")
     # at 3000 s: truth 1 each, but min_on keeps one on
     d = pol.decide(snapshot(3000, nodes), plan(3000))
     assert d.off == ("n0", "n1", "n2") and d.recheck_at is None
+
+
+def test_next_count_change_and_the_rule2_wake_up() -> None:
+    assert P.next_count_change([]) is None
+    assert P.next_count_change([0.0, 0.0]) == 1200  # 2 x 0.45 at 900 s, 2 x 0.55 at 1200 s
+    assert P.next_count_change([3000.0, 4000.0]) is None  # saturated
+    nodes = [node("n0"), node("n1"), node("n2", state=PowerState.OFF)]
+    pol = HGFSPolicy(P)
+    pol.decide(snapshot(0, nodes), plan(0))
+    # one job waiting since 100 with n0 running and n1 planned: rule 2 fires at 100 + 600 + 1
+    q = job("q", 100)
+    d = pol.decide(snapshot(300, nodes, queued=[q]), plan(300, ("q", 5000, ["n0", "n1"])))
+    assert d.empty and d.recheck_at == 701
 
 
 def test_rule1_keeps_room_for_the_largest_queued_job() -> None:
