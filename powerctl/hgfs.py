@@ -212,7 +212,7 @@ class HGFSPolicy(PowerPolicy):
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
         slots = sum(n.capacity.cores for n in powered if n.available)
-        draw = draw_w(snap, plan)
+        draw = draw_w(snap, plan) if want else 0.0
         off: list[str] = []
         for node in idle:
             if len(off) >= want:

@@ -83,7 +83,7 @@ class IdleTimeoutPolicy(PowerPolicy):
             )
             return PowerDecision(on=tuple(n.name for n in on), reason=reason)
         busy, planned = busy_nodes(snap), planned_nodes(plan)
-        draw = draw_w(snap, plan)
+        draw: float | None = None  # computed on first use: most cycles switch nothing
         # What the powered nodes have free beyond the queue's need: a node may only go off
         # when the queue still fits without it.
         slack = [f - n for f, n in zip(free.as_tuple(), need.as_tuple(), strict=True)]
@@ -101,7 +101,11 @@ class IdleTimeoutPolicy(PowerPolicy):
             cap = node.capacity.as_tuple()
             if any(q and c > s for q, c, s in zip(queued_res, cap, slack, strict=True)):
                 continue
-            if len(off) >= allowed or not fits_cap(snap, draw, off_extra_w(node), node):
+            if len(off) >= allowed:
+                continue
+            if draw is None:
+                draw = draw_w(snap, plan)
+            if not fits_cap(snap, draw, off_extra_w(node), node):
                 continue
             draw += off_extra_w(node)
             slack = [s - c for s, c in zip(slack, cap, strict=True)]

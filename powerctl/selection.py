@@ -140,7 +140,7 @@ def choose_on(
     """
     need = list(shortfall.as_tuple())
     unfit = list(must_fit)
-    draw = draw_w(snap, plan)
+    draw: float | None = None  # computed on first use: most cycles choose nothing
     chosen: list[Node] = []
     for node in candidates:
         if max_nodes is not None and len(chosen) >= max_nodes:
@@ -154,6 +154,8 @@ def choose_on(
         if not helps:
             continue
         extra = on_extra_w(node)
+        if draw is None:
+            draw = draw_w(snap, plan)
         if not fits_cap(snap, draw, extra, node):
             continue
         draw += extra
