@@ -3,7 +3,9 @@
 Crisp expert rules, in slots (cores) of the queued jobs:
 
 1. when the ON (and booting) nodes cannot run the largest queued job, power on nodes until
-   they can (at most the whole cluster);
+   they can (at most the whole cluster); slots are counted per resource (cores, memory,
+   GPUs, MICs: the largest request of each), and a queued unit that fits no powered node
+   gets a node it fits;
 2. when the queued jobs' mean wait exceeds ``wait_on_s`` or more than ``queue_on`` jobs wait,
    power on one node;
 3. when the mean wait is below ``wait_off_s`` or fewer than ``queue_off`` jobs wait, power
@@ -23,6 +25,7 @@ follows :mod:`wattsched.powerctl.selection`. Two additions to the paper, both do
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from wattsched.powerctl.idle_tracker import IdleTracker
@@ -39,15 +42,28 @@ from wattsched.powerctl.selection import (
     choose_on,
     draw_w,
     fits_cap,
+    keeps_shapes,
+    missing_units,
+    node_room,
     off_extra_w,
     order_for_off,
     power_on_candidates,
-    unit_fits_somewhere,
+    queue_shapes,
+    shape_rooms,
 )
 from wattsched.scheduler.model import Job, Node, Plan, PowerState, Resources, Snapshot
 
 _POWERED = (PowerState.ON, PowerState.BOOTING)
 _ALL = Resources(cores=1 << 30)
+
+
+def _capacity(nodes: Iterable[Node]) -> list[int]:
+    """Pooled capacity of ``nodes`` per resource (slots: cores, and the other resources)."""
+    total = [0, 0, 0, 0]
+    for n in nodes:
+        for i, a in enumerate(n.capacity.as_tuple()):
+            total[i] += a
+    return total
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -156,16 +172,20 @@ class HGFSPolicy(PowerPolicy):
         mean_wait = sum(snap.time - j.submit for j in queued) / len(queued) if queued else 0.0
         powered = [n for n in snap.nodes if n.state in _POWERED]
         usable = [n for n in powered if n.available]
-        on_slots = sum(n.capacity.cores for n in usable)
-        all_slots = sum(n.capacity.cores for n in snap.nodes if n.available)
-        largest = min(max((j.total.cores for j in queued), default=0), all_slots)
+        on_slots = _capacity(usable)
+        all_slots = _capacity(n for n in snap.nodes if n.available)
+        largest = [
+            min(max((j.total.as_tuple()[r] for j in queued), default=0), all_slots[r])
+            for r in range(len(all_slots))
+        ]
         candidates = power_on_candidates(snap, p.backoff_s)
         period = snap.time + p.period_s
         # Rule 1: room for the largest queued job (and a node for every queued unit's shape).
-        unfit = [j.unit for j in queued if not unit_fits_somewhere(j.unit, usable)]
-        short = Resources(cores=max(0, largest - on_slots))
+        shapes = queue_shapes(snap)
+        unfit = missing_units(shapes, usable)
+        short = Resources(*(max(0, a - b) for a, b in zip(largest, on_slots, strict=True)))
         on = choose_on(snap, plan, candidates, short, must_fit=unfit)
-        rule1 = bool(short.cores or unfit)
+        rule1 = any(short.as_tuple()) or bool(unfit)
         # Rule 2: long waits or a long queue: one node more.
         rule2 = bool(queued) and (mean_wait > p.wait_on_s or len(queued) > p.queue_on)
         if rule2:
@@ -180,13 +200,13 @@ class HGFSPolicy(PowerPolicy):
             return PowerDecision(
                 on=tuple(n.name for n in on),
                 reason=(
-                    f"rule1={rule1} (largest {largest} slots, {on_slots} on) rule2={rule2} "
+                    f"rule1={rule1} (largest {largest}, {on_slots} on) rule2={rule2} "
                     f"(mean wait {mean_wait:.0f} s, {len(queued)} queued): power on {len(on)}"
                 ),
                 recheck_at=period if queued and left else None,
             )
         return self._power_off(
-            snap, plan, since, queued, mean_wait, powered, largest, bool(candidates)
+            snap, plan, since, queued, mean_wait, powered, largest, shapes, bool(candidates)
         )
 
     def _power_off(
@@ -197,7 +217,8 @@ class HGFSPolicy(PowerPolicy):
         queued: list[Job],
         mean_wait: float,
         powered: list[Node],
-        largest: int,
+        largest: list[int],
+        shapes: dict[Resources, int],
         can_power_on: bool,
     ) -> PowerDecision:
         p = self.params
@@ -211,18 +232,23 @@ class HGFSPolicy(PowerPolicy):
         fuzzy = p.fuzzy_off_count(idle_times)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
-        slots = sum(n.capacity.cores for n in powered if n.available)
+        slots = _capacity(n for n in powered if n.available)
+        rooms = shape_rooms(shapes, (n for n in powered if n.available))
         draw = draw_w(snap, plan) if want else 0.0
         off: list[str] = []
         for node in idle:
             if len(off) >= want:
                 break
-            if slots - node.capacity.cores < largest:
+            cap = node.capacity.as_tuple()
+            if any(s - c < big for s, c, big in zip(slots, cap, largest, strict=True)):
                 continue  # rule 1 again: keep room for the largest queued job
+            if not keeps_shapes(node, shapes, rooms):
+                continue  # and a place for every unit of every queued job
             if not fits_cap(snap, draw, off_extra_w(node), node):
                 continue
             draw += off_extra_w(node)
-            slots -= node.capacity.cores
+            slots = [s - c for s, c in zip(slots, cap, strict=True)]
+            rooms = {u: r - node_room(u, node) for u, r in rooms.items()}
             off.append(node.name)
         # Look again when the fuzzy count of the nodes left idle grows, or when the queue's
         # mean wait reaches rule 2's threshold; not at every period in between.

@@ -27,11 +27,15 @@ from wattsched.powerctl.selection import (
     draw_w,
     fits_cap,
     free_capacity,
+    keeps_shapes,
+    missing_units,
+    node_room,
     off_extra_w,
     order_for_off,
     power_on_candidates,
+    queue_shapes,
     queued_need,
-    unit_fits_somewhere,
+    shape_rooms,
 )
 from wattsched.scheduler.model import Plan, PowerState, Resources, Snapshot
 
@@ -68,9 +72,8 @@ class IdleTimeoutPolicy(PowerPolicy):
             *(max(0, a - b) for a, b in zip(need.as_tuple(), free.as_tuple(), strict=True))
         )
         usable = [n for n in powered if n.available]
-        unfit = [
-            j.unit for j in snap.queued if not j.held and not unit_fits_somewhere(j.unit, usable)
-        ]
+        shapes = queue_shapes(snap)
+        unfit = missing_units(shapes, usable)
         candidates = power_on_candidates(snap, self.backoff_s)
         on = choose_on(snap, plan, candidates, shortfall, must_fit=unfit)
         missing = self.min_on - len(powered) - len(on)
@@ -79,7 +82,8 @@ class IdleTimeoutPolicy(PowerPolicy):
             on += choose_on(snap, plan, rest, Resources(cores=1 << 30), max_nodes=missing)
         if any(shortfall.as_tuple()) or unfit or on:
             reason = (
-                f"queue needs {need} and {len(unfit)} unfit units, free {free}: power on {len(on)}"
+                f"queue needs {need} and {sum(unfit.values())} unplaceable units, free {free}: "
+                f"power on {len(on)}"
             )
             return PowerDecision(on=tuple(n.name for n in on), reason=reason)
         busy, planned = busy_nodes(snap), planned_nodes(plan)
@@ -88,6 +92,7 @@ class IdleTimeoutPolicy(PowerPolicy):
         # when the queue still fits without it.
         slack = [f - n for f, n in zip(free.as_tuple(), need.as_tuple(), strict=True)]
         queued_res = [n > 0 for n in need.as_tuple()]
+        rooms = shape_rooms(shapes, usable)
         off: list[str] = []
         recheck: int | None = None
         allowed = len(powered) - self.min_on
@@ -101,6 +106,8 @@ class IdleTimeoutPolicy(PowerPolicy):
             cap = node.capacity.as_tuple()
             if any(q and c > s for q, c, s in zip(queued_res, cap, slack, strict=True)):
                 continue
+            if not keeps_shapes(node, shapes, rooms):
+                continue  # a queued job would no longer fit the powered nodes
             if len(off) >= allowed:
                 continue
             if draw is None:
@@ -109,6 +116,7 @@ class IdleTimeoutPolicy(PowerPolicy):
                 continue
             draw += off_extra_w(node)
             slack = [s - c for s, c in zip(slack, cap, strict=True)]
+            rooms = {u: r - node_room(u, node) for u, r in rooms.items()}
             off.append(node.name)
         reason = f"{len(off)} nodes idle for {self.idle_s} s or more" if off else "nothing to do"
         return PowerDecision(off=tuple(off), reason=reason, recheck_at=recheck)

@@ -9,7 +9,7 @@ under the cap with what runs and starts now.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
 from wattsched.scheduler.model import Node, Plan, PowerState, Resources, Snapshot
@@ -119,9 +119,39 @@ def queued_need(snap: Snapshot) -> Resources:
     return Resources(*total)
 
 
-def unit_fits_somewhere(unit: Resources, nodes: Iterable[Node]) -> bool:
-    """True when one unit fits the whole capacity of at least one of ``nodes``."""
-    return any(unit.fits_in(n.capacity) for n in nodes)
+def node_room(unit: Resources, node: Node) -> int:
+    """How many units of this shape an empty ``node`` holds."""
+    room: int | None = None
+    for need, have in zip(unit.as_tuple(), node.capacity.as_tuple(), strict=True):
+        if need:
+            room = have // need if room is None else min(room, have // need)
+    return room or 0
+
+
+def queue_shapes(snap: Snapshot) -> dict[Resources, int]:
+    """Each unit shape of the queued (not held) jobs -> the most units one job asks of it."""
+    shapes: dict[Resources, int] = {}
+    for j in snap.queued:
+        if not j.held and j.units > shapes.get(j.unit, 0):
+            shapes[j.unit] = j.units
+    return shapes
+
+
+def shape_rooms(shapes: Mapping[Resources, int], nodes: Iterable[Node]) -> dict[Resources, int]:
+    """How many units of each shape ``nodes`` hold when empty."""
+    nodes = list(nodes)
+    return {u: sum(node_room(u, n) for n in nodes) for u in shapes}
+
+
+def missing_units(shapes: Mapping[Resources, int], nodes: Iterable[Node]) -> dict[Resources, int]:
+    """Shapes some queued job cannot place on ``nodes`` even empty -> units missing."""
+    rooms = shape_rooms(shapes, nodes)
+    return {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
+
+
+def keeps_shapes(node: Node, shapes: Mapping[Resources, int], rooms: dict[Resources, int]) -> bool:
+    """True when every queued job still fits the powered nodes without ``node``."""
+    return all(rooms[u] - node_room(u, node) >= k for u, k in shapes.items())
 
 
 def choose_on(
@@ -130,16 +160,17 @@ def choose_on(
     candidates: Sequence[Node],
     shortfall: Resources,
     *,
-    must_fit: Sequence[Resources] = (),
+    must_fit: Mapping[Resources, int] | None = None,
     max_nodes: int | None = None,
 ) -> list[Node]:
     """Candidates to power on, in order, until ``shortfall`` is covered and every unit in
-    ``must_fit`` fits one chosen node, skipping nodes whose extra draw would break the cap.
+    the units of ``must_fit`` (shape -> units missing) have room on the chosen nodes, skipping
+    nodes whose extra draw would break the cap.
 
     Nodes that help with neither are not chosen.
     """
     need = list(shortfall.as_tuple())
-    unfit = list(must_fit)
+    unfit = {u: k for u, k in (must_fit or {}).items() if k > 0}
     draw: float | None = None  # computed on first use: most cycles choose nothing
     chosen: list[Node] = []
     for node in candidates:
@@ -149,7 +180,7 @@ def choose_on(
             break
         cap = node.capacity.as_tuple()
         helps = any(x > 0 and c > 0 for x, c in zip(need, cap, strict=True)) or any(
-            u.fits_in(node.capacity) for u in unfit
+            node_room(u, node) > 0 for u in unfit
         )
         if not helps:
             continue
@@ -161,5 +192,6 @@ def choose_on(
         draw += extra
         chosen.append(node)
         need = [x - c for x, c in zip(need, cap, strict=True)]
-        unfit = [u for u in unfit if not u.fits_in(node.capacity)]
+        unfit = {u: k - node_room(u, node) for u, k in unfit.items()}
+        unfit = {u: k for u, k in unfit.items() if k > 0}
     return chosen

@@ -147,3 +147,12 @@ def test_failed_nodes_go_last_and_recent_failures_never() -> None:
     pol.decide(snapshot(6000, nodes), plan(6000))
     d = pol.decide(snapshot(9500, nodes), plan(9500))
     assert d.off == ("b", "d", "a")
+
+
+def test_rule1_counts_every_resource_not_only_cores() -> None:
+    from wattsched.scheduler.model import Job, Resources
+
+    nodes = [node("n0"), node("n1", state=PowerState.OFF)]  # 4 cores, 1000 MB each
+    hungry = Job("mem", 0, 100, 2, Resources(cores=1, mem_mb=800), runtime=50)
+    d = HGFSPolicy(P).decide(snapshot(10, nodes, queued=[hungry]), plan(10))
+    assert d.on == ("n1",)  # 2 cores fit n0, 1600 MB do not

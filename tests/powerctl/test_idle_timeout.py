@@ -102,3 +102,19 @@ def test_bad_parameters_are_refused(kwargs: dict[str, int], field: str) -> None:
     with pytest.raises(PowerPolicyError, match=field) as err:
         IdleTimeoutPolicy(**kwargs)
     assert err.value.name == field
+
+
+def test_every_unit_of_a_queued_job_gets_a_node_it_fits() -> None:
+    """Found by the property test: 2 units of 3 cores need both 4-core nodes, although the
+    pooled cores of the small nodes would cover them."""
+    nodes = [node(f"s{i}", cores=2, state=PowerState.OFF) for i in range(3)] + [
+        node("b0", cores=4, state=PowerState.OFF),
+        node("b1", cores=4, state=PowerState.OFF),
+    ]
+    pol = IdleTimeoutPolicy(idle_s=0, min_on=0)
+    d = pol.decide(snapshot(0, nodes, queued=[job("w", 0, units=2, cores=3)]), plan(0))
+    assert {"b0", "b1"} <= set(d.on)
+    # once on, the big nodes are kept while the job waits, the small ones may go
+    on = [replace(n, state=PowerState.ON) for n in nodes]
+    d = pol.decide(snapshot(1, on, queued=[job("w", 0, units=2, cores=3)]), plan(1))
+    assert set(d.off) == {"s0", "s1", "s2"}
