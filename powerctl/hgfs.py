@@ -51,7 +51,7 @@ from wattsched.powerctl.selection import (
     queue_shapes,
     shape_rooms,
 )
-from wattsched.scheduler.model import Job, Node, Plan, PowerState, Resources, Snapshot
+from wattsched.scheduler.model import RESOURCES, Job, Node, Plan, PowerState, Resources, Snapshot
 
 _POWERED = (PowerState.ON, PowerState.BOOTING)
 _ALL = Resources(cores=1 << 30)
@@ -59,11 +59,8 @@ _ALL = Resources(cores=1 << 30)
 
 def _capacity(nodes: Iterable[Node]) -> list[int]:
     """Pooled capacity of ``nodes`` per resource (slots: cores, and the other resources)."""
-    total = [0, 0, 0, 0]
-    for n in nodes:
-        for i, a in enumerate(n.capacity.as_tuple()):
-            total[i] += a
-    return total
+    rows = [n.capacity.as_tuple() for n in nodes]
+    return [sum(col) for col in zip(*rows, strict=True)] if rows else [0] * len(RESOURCES)
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -174,10 +171,10 @@ class HGFSPolicy(PowerPolicy):
         usable = [n for n in powered if n.available]
         on_slots = _capacity(usable)
         all_slots = _capacity(n for n in snap.nodes if n.available)
-        largest = [
-            min(max((j.total.as_tuple()[r] for j in queued), default=0), all_slots[r])
-            for r in range(len(all_slots))
-        ]
+        # The largest request of each resource among the queued jobs, at most the cluster's.
+        asked = [tuple(a * j.units for a in j.unit.as_tuple()) for j in queued]
+        most = [max(col) for col in zip(*asked, strict=True)] if asked else [0] * len(RESOURCES)
+        largest = [min(a, b) for a, b in zip(most, all_slots, strict=True)]
         candidates = power_on_candidates(snap, p.backoff_s)
         period = snap.time + p.period_s
         # Rule 1: room for the largest queued job (and a node for every queued unit's shape).

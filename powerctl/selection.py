@@ -9,6 +9,7 @@ under the cap with what runs and starts now.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
@@ -121,8 +122,12 @@ def queued_need(snap: Snapshot) -> Resources:
 
 def node_room(unit: Resources, node: Node) -> int:
     """How many units of this shape an empty ``node`` holds."""
+    return _room(unit, node.capacity)
+
+
+def _room(unit: Resources, capacity: Resources) -> int:
     room: int | None = None
-    for need, have in zip(unit.as_tuple(), node.capacity.as_tuple(), strict=True):
+    for need, have in zip(unit.as_tuple(), capacity.as_tuple(), strict=True):
         if need:
             room = have // need if room is None else min(room, have // need)
     return room or 0
@@ -139,8 +144,8 @@ def queue_shapes(snap: Snapshot) -> dict[Resources, int]:
 
 def shape_rooms(shapes: Mapping[Resources, int], nodes: Iterable[Node]) -> dict[Resources, int]:
     """How many units of each shape ``nodes`` hold when empty."""
-    nodes = list(nodes)
-    return {u: sum(node_room(u, n) for n in nodes) for u in shapes}
+    kinds = Counter(n.capacity for n in nodes)  # clusters have few node shapes
+    return {u: sum(k * _room(u, c) for c, k in kinds.items()) for u in shapes}
 
 
 def missing_units(shapes: Mapping[Resources, int], nodes: Iterable[Node]) -> dict[Resources, int]:
