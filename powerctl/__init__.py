@@ -1,1 +1,2 @@
-"""wattsched subpackage."""
+"""Node power: policies deciding which nodes to power off and on (``policy``,
+``idle_timeout``, ``hgfs``), with the shared safety rules and node choice (``selection``)."""
