@@ -107,7 +107,16 @@ class NodeArrays:
         self.res_w: FloatArray = np.array(
             [(n.power.core_w, 0.0, n.power.gpu_w, n.power.mic_w) for n in nodes], dtype=float
         ).reshape(len(nodes), 4)
-        self.static_w = float(sum(n.power.state_watts(n.state) for n in nodes))
+        # A booting node will draw its idle power once up: hold room for the larger of the two,
+        # so that a job started during a boot cannot push the draw over the cap at its end.
+        self.static_w = float(
+            sum(
+                max(n.power.transition_w, n.power.idle_w)
+                if n.state is PowerState.BOOTING
+                else n.power.state_watts(n.state)
+                for n in nodes
+            )
+        )
         self.efficiency: FloatArray = np.array([n.efficiency for n in nodes], dtype=float)
         self.total_capacity: IntArray = self.capacity.sum(axis=0)
         self.has_first_core = bool(self.first_core_w.any())

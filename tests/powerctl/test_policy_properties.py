@@ -31,7 +31,7 @@ def instances(draw: Any) -> tuple[list[Node], list[Job], PowerCap]:
                 power=NodePowerModel(
                     idle_w=idle,
                     core_w=draw(st.sampled_from([5.0, 20.0])),
-                    # booting draws at least idle: see the xfail test of test_replay_power
+                    # booting draws at least idle here; the other case: test_replay_power
                     transition_w=draw(st.sampled_from([idle, idle * 2])),
                     off_w=draw(st.sampled_from([0.0, 5.0])),
                 ),

@@ -127,11 +127,6 @@ def test_power_errors_are_counted_not_raised() -> None:
     assert res.power_errors >= 2 and cluster.records["a"].end == 100
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: dispatchers count a booting node at transition_w; when idle_w is higher, a "
-    "job started during the boot pushes the draw above the cap once the boot completes",
-)
 def test_a_boot_drawing_less_than_idle_does_not_break_the_cap() -> None:
     from wattsched.scheduler.model import Job, NodePowerModel, Resources
 
