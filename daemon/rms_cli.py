@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.scheduler.model import Snapshot
+
+T = TypeVar("T")
 
 app = typer.Typer(help="Talk to the resource manager through a connector.", no_args_is_help=True)
 
@@ -53,6 +56,21 @@ def _connector(config: Path) -> Connector:
     except ConnectorError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None
+
+
+def _with_connector(
+    config: Path,
+    action: Callable[[Connector], T],
+    catch: tuple[type[Exception], ...] = (ConnectorError, ValueError),
+) -> T:
+    """Build the connector, run ``action`` on it, close it; a caught error exits 1."""
+    conn = _connector(config)
+    try:
+        return action(conn)
+    except catch as exc:
+        raise _fail(exc) from None
+    finally:
+        conn.close()
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -152,13 +170,7 @@ def _done(result: dict[str, Any], table: bool) -> None:
 @app.command()
 def snapshot(config: ConfigOpt, table: TableOpt = False) -> None:
     """Show the cluster: nodes, running jobs, queued jobs."""
-    conn = _connector(config)
-    try:
-        data = snapshot_dict(conn.snapshot())
-    except ConnectorError as exc:
-        raise _fail(exc) from None
-    finally:
-        conn.close()
+    data = _with_connector(config, lambda c: snapshot_dict(c.snapshot()), (ConnectorError,))
     if table:
         _print_tables(data)
     else:
@@ -177,13 +189,7 @@ def start(
     if not names:
         typer.secho("error: --nodes names no node", err=True, fg=typer.colors.RED)
         raise typer.Exit(2)
-    conn = _connector(config)
-    try:
-        res = conn.start(job, names)
-    except (ConnectorError, ValueError) as exc:
-        raise _fail(exc) from None
-    finally:
-        conn.close()
+    res = _with_connector(config, lambda c: c.start(job, names))
     _done({"action": "start", "job": res.job_id, "nodes": list(res.nodes)}, table)
 
 
@@ -192,13 +198,7 @@ def hold(
     job: Annotated[str, typer.Argument(help="Job id.")], config: ConfigOpt, table: TableOpt = False
 ) -> None:
     """Hold a job: the RMS will not start it by itself."""
-    conn = _connector(config)
-    try:
-        conn.hold(job)
-    except (ConnectorError, ValueError) as exc:
-        raise _fail(exc) from None
-    finally:
-        conn.close()
+    _with_connector(config, lambda c: c.hold(job))
     _done({"action": "hold", "job": job}, table)
 
 
@@ -207,13 +207,7 @@ def release(
     job: Annotated[str, typer.Argument(help="Job id.")], config: ConfigOpt, table: TableOpt = False
 ) -> None:
     """Release a job: the RMS may start it by itself."""
-    conn = _connector(config)
-    try:
-        conn.release(job)
-    except (ConnectorError, ValueError) as exc:
-        raise _fail(exc) from None
-    finally:
-        conn.close()
+    _with_connector(config, lambda c: c.release(job))
     _done({"action": "release", "job": job}, table)
 
 
@@ -225,11 +219,5 @@ def power(
     table: TableOpt = False,
 ) -> None:
     """Switch a node on or off through the RMS's power saving."""
-    conn = _connector(config)
-    try:
-        conn.power(node, on=state is OnOff.ON)
-    except (ConnectorError, ValueError) as exc:
-        raise _fail(exc) from None
-    finally:
-        conn.close()
+    _with_connector(config, lambda c: c.power(node, on=state is OnOff.ON))
     _done({"action": "power", "node": node, "state": state.value}, table)

@@ -14,8 +14,7 @@ from wattsched.scheduler.prb import PRBDispatcher
 
 @pytest.mark.parametrize("cap_w", [1000.0, 1200.0, 1600.0, float("inf")])
 def test_screened_list_schedule_is_prb_exactly(cap_w: float) -> None:
-    # The scalar screen of ScreenedState must reject only what ClusterState.place rejects
-    # (and say why), so the baseline of the search is PRB's own schedule.
+    # The mapper's plain list scheduling is PRB's own schedule (the search's baseline).
     snap = Snapshot(0, tuple(eurora_like_nodes(8)), (), tuple(eurora_like_jobs(60, seed=11)),
                     PowerCap.constant(cap_w))
     prb = PRBDispatcher(full_plan=True).plan(snap)
