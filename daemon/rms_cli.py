@@ -21,7 +21,11 @@ from wattsched.scheduler.model import Snapshot
 
 T = TypeVar("T")
 
-app = typer.Typer(help="Talk to the resource manager through a connector.", no_args_is_help=True)
+app = typer.Typer(
+    help="Talk to the resource manager through a connector.",
+    no_args_is_help=True,
+    rich_markup_mode=None,  # help texts name TOML tables ([connector]): no markup
+)
 
 ConfigOpt = Annotated[
     Path,

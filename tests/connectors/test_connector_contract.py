@@ -81,7 +81,9 @@ def test_hold_then_release(backend: Harness) -> None:
 
 def test_power_off_and_on_through_the_rms(backend: Harness) -> None:
     if Capability.POWER not in backend.connector.capabilities:
-        pytest.skip(f"{backend.name} has no power saving command (no Capability.POWER)")
+        pytest.skip(
+            f"not applicable: {backend.name} has no power saving command (no Capability.POWER)"
+        )
     node = sorted(n.name for n in backend.connector.snapshot().nodes)[-1]
     backend.connector.power(node, on=False)
     assert backend.node_power(node) in (PowerState.SHUTTING_DOWN, PowerState.OFF)
