@@ -20,6 +20,30 @@ from prometheus_client.registry import Collector
 
 from wattsched.daemon.loop import CYCLE_BUCKETS, Service
 
+
+def build_version() -> str:
+    """The installed wattsched version ("unknown" outside an install)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("wattsched")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def disjoint_job_states(by_state: dict[str, int], planned: int) -> dict[str, int]:
+    """Jobs by state with no overlap, so that a sum over states counts each job once.
+
+    The queued jobs are split into ``planned`` (the current plan places them) and ``waiting``
+    (it does not); every other state (``running``...) is passed through.
+    """
+    out = {k: v for k, v in by_state.items() if k != "queued"}
+    queued = by_state.get("queued", 0)
+    planned = min(planned, queued)
+    out["planned"] = planned
+    out["waiting"] = queued - planned
+    return out
+
 SOLVER_STATUSES: tuple[str, ...] = (
     "heuristic",
     "optimal",
@@ -42,12 +66,19 @@ class ServiceCollector(Collector):
         last = self.service.last
         counters = self.service.counters.copy()
 
-        power = GaugeMetricFamily("wattsched_power_watts", "IT power drawn at the last cycle")
+        power = GaugeMetricFamily(
+            "wattsched_power_estimate_watts",
+            "IT power at the last cycle, estimated from the node and job power models",
+        )
         cap = GaugeMetricFamily(
             "wattsched_power_cap_watts", "power cap in force (absent when no cap)"
         )
         nodes = GaugeMetricFamily("wattsched_nodes", "nodes by power state", labels=["power_state"])
-        jobs = GaugeMetricFamily("wattsched_jobs", "jobs by state", labels=["state"])
+        jobs = GaugeMetricFamily(
+            "wattsched_jobs",
+            "jobs by state (disjoint: running, planned, waiting: a sum counts each job once)",
+            labels=["state"],
+        )
         wait = GaugeMetricFamily(
             "wattsched_planned_mean_wait_seconds", "mean planned wait of the planned jobs"
         )
@@ -67,9 +98,8 @@ class ServiceCollector(Collector):
                 cap.add_metric([], last.cap_w)
             for state, n in sorted(last.nodes_by_state.items()):
                 nodes.add_metric([state], n)
-            for state, n in sorted(last.jobs_by_state.items()):
+            for state, n in sorted(disjoint_job_states(last.jobs_by_state, last.planned).items()):
                 jobs.add_metric([state], n)
-            jobs.add_metric(["planned"], last.planned)
             if last.planned_mean_wait_s is not None:
                 wait.add_metric([], last.planned_mean_wait_s)
             statuses = set(SOLVER_STATUSES)
@@ -79,7 +109,11 @@ class ServiceCollector(Collector):
                 solver.add_metric([st], 1.0 if st == last.solver_status else 0.0)
             up.add_metric([], 1.0 if last.ok else 0.0)
             last_ts.add_metric([], last.started_at)
-        yield from (power, cap, nodes, jobs, wait, solver, up, last_ts, mode)
+        build = GaugeMetricFamily(
+            "wattsched_build_info", "the running wattsched version (always 1)", labels=["version"]
+        )
+        build.add_metric([build_version()], 1.0)
+        yield from (power, cap, nodes, jobs, wait, solver, up, last_ts, mode, build)
 
         hist = HistogramMetricFamily(
             "wattsched_cycle_duration_seconds", "duration of a control cycle"

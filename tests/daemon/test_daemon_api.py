@@ -108,7 +108,7 @@ def test_plan_actions_power(client: TestClient) -> None:
 def test_metrics(client: TestClient) -> None:
     text = client.get("/metrics").text
     for name in (
-        "wattsched_power_watts",
+        "wattsched_power_estimate_watts",
         "wattsched_power_cap_watts 600.0",
         'wattsched_nodes{power_state="on"} 4.0',
         'wattsched_jobs{state="running"}',
@@ -116,8 +116,23 @@ def test_metrics(client: TestClient) -> None:
         'wattsched_actions_total{kind="start",result="done"}',
         "wattsched_energy_joules_total",
         'wattsched_solver_status{status="heuristic"} 1.0',
+        "wattsched_build_info{version=",
     ):
         assert name in text, name
+
+
+def test_metrics_job_states_are_disjoint(client: TestClient) -> None:
+    # A sum over the states counts each job once: planned jobs are not counted as queued too.
+    status = client.get("/status").json()
+    jobs = {
+        line.split('"')[1]: float(line.rsplit(" ", 1)[1])
+        for line in client.get("/metrics").text.splitlines()
+        if line.startswith("wattsched_jobs{")
+    }
+    assert set(jobs) >= {"running", "planned", "waiting"}
+    assert "queued" not in jobs
+    assert sum(jobs.values()) == status["queue_length"] + status["running"]
+    assert jobs["planned"] == status["planned"]
 
 
 @pytest.mark.parametrize(

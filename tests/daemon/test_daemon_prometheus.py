@@ -43,7 +43,7 @@ def test_prometheus_scrapes_wattsched_series(tmp_path: Path) -> None:
     assert health == ["up"]
     assert float(cap[0]["value"][1]) == 1500.0  # type: ignore[index]
     for name in (
-        "wattsched_power_watts",
+        "wattsched_power_estimate_watts",
         "wattsched_nodes",
         "wattsched_jobs",
         "wattsched_cycle_duration_seconds_bucket",
