@@ -1,4 +1,4 @@
-"""``wattsched serve | migrate | status``: the daemon's commands."""
+"""``wattsched serve | migrate``: the daemon's commands (``status`` is a client command)."""
 
 from __future__ import annotations
 
@@ -7,35 +7,23 @@ import logging
 import signal
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Annotated
 
 import typer
 import uvicorn
 
-ConfigOpt = Annotated[
-    Path,
-    typer.Option("--config", "-c", exists=True, dir_okay=False, help="The daemon's TOML file."),
-]
+from wattsched.daemon.cli_common import ConfigOpt, LogLevel, LogLevelOpt, config_or_exit, fail
 
 
 def register(app: typer.Typer) -> None:
     """Add the daemon's commands to the main app."""
     app.command("serve")(serve)
     app.command("migrate")(migrate)
-    app.command("status")(status)
 
 
-def _fail(msg: str, code: int = 2) -> typer.Exit:
-    typer.secho(msg, err=True, fg=typer.colors.RED)
-    return typer.Exit(code)
+_fail = fail
 
 
-def serve(
-    config: ConfigOpt,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
-) -> None:
+def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> None:
     """Run the daemon: the control loop, the REST API and /metrics (SIGTERM stops it)."""
     import uvicorn
 
@@ -45,8 +33,9 @@ def serve(
     from wattsched.daemon.loop import build_service
     from wattsched.daemon.store import SchemaError
 
+    config = config_or_exit(config)
     logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=log_level.value.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # Quiet the libraries' per-run and per-request lines; our own code logs what matters.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
@@ -76,7 +65,7 @@ def serve(
             app,
             host=settings.api.host,
             port=settings.api.port,
-            log_level=log_level.lower(),
+            log_level=log_level.value,
             access_log=False,
         )
     )
@@ -107,8 +96,9 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def migrate(config: ConfigOpt) -> None:
+def migrate(config: ConfigOpt = None) -> None:
     """Apply the database migrations (create the schema, or upgrade it)."""
+    config = config_or_exit(config)
     from wattsched.daemon.config import ConfigError, load_config
     from wattsched.daemon.store import current_revision, make_engine
     from wattsched.daemon.store import migrate as run_migrations
@@ -123,32 +113,3 @@ def migrate(config: ConfigOpt) -> None:
     url = engine.url.render_as_string(hide_password=True)
     typer.echo(f"{url}: schema {before or '<empty>'} -> {after}")
     engine.dispose()
-
-
-def status(
-    url: Annotated[str, typer.Option(help="The daemon's API.")] = "http://127.0.0.1:8080",
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for the answer.")] = 5.0,
-) -> None:
-    """Ask a running daemon for its status and print it as a table."""
-    import httpx
-    from rich.console import Console
-    from rich.table import Table
-
-    try:
-        resp = httpx.get(url.rstrip("/") + "/status", timeout=timeout)
-        resp.raise_for_status()
-    except httpx.HTTPError as exc:
-        raise _fail(f"cannot get {url}/status: {exc}", 1) from None
-    data = resp.json()
-    table = Table(title=f"wattsched at {url}", show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    for key, value in data.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
-        elif key.endswith("_at") and isinstance(value, int | float):
-            value = datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
-        elif isinstance(value, float):
-            value = f"{value:,.3f}"
-        table.add_row(key, "-" if value is None else str(value))
-    Console().print(table)
