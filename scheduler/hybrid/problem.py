@@ -64,8 +64,10 @@ class PooledProblem:
         n = len(self.jobs)
         for name in ("duration", "demand", "weight", "release"):
             if len(getattr(self, name)) != n:
-                raise ProblemError(f"PooledProblem: {name} has {len(getattr(self, name))} rows, "
-                                   f"expected {n} (one per job)")
+                raise ProblemError(
+                    f"PooledProblem: {name} has {len(getattr(self, name))} rows, "
+                    f"expected {n} (one per job)"
+                )
         if self.grain < 1:
             raise ProblemError(f"PooledProblem: grain={self.grain!r} must be >= 1")
         if self.horizon < 0:
@@ -109,9 +111,7 @@ def queue_weights(jobs: Sequence[Job], max_ewt: int) -> list[float]:
     return [max_ewt / j.ewt for j in jobs]
 
 
-def weighted_queue_time(
-    jobs: Sequence[Job], starts: Mapping[str, int], max_ewt: int
-) -> float:
+def weighted_queue_time(jobs: Sequence[Job], starts: Mapping[str, int], max_ewt: int) -> float:
     """Mean weighted queue time ``sum (max EWT / EWT_i) * (start_i - submit_i) / n``.
 
     Raises :class:`ProblemError` naming a job that has no start.
