@@ -90,6 +90,12 @@ class Profile:
             per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG)
         return np.asarray(per.min(axis=0))
 
+    def unit_capacity(self, need: IntArray, t: int) -> int:
+        """How many units of ``need`` (over this profile's resources) fit at slot t in all."""
+        free = self.free[:, :, t]
+        per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG)
+        return int(per.min(axis=0).sum())
+
     @staticmethod
     def _enough(free: IntArray, need: IntArray, units: int) -> bool:
         per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG).min(axis=0)

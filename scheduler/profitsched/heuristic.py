@@ -67,22 +67,37 @@ def rule_based(problem: DayProblem, order: Sequence[int], *, strict: bool) -> Da
             queue.append((int(rank[j]), j))
             a += 1
         queue.sort()
-        kept: list[tuple[int, int]] = []
-        blocked = False
-        for k, j in queue:
-            if blocked:
-                kept.append((k, j))
+        # Pooled totals now, for the whole queue at once: only jobs that pass are tried.
+        idx = np.fromiter((j for _, j in queue), dtype=np.int64, count=len(queue))
+        want = problem.need[idx][:, prof.ks] * problem.units[idx][:, None]
+        prof._grow(t + 1)
+        maybe = np.all(want <= prof.total[:, t][None, :], axis=1)
+        maybe &= problem.power_w[idx] <= prof.power[t] + 1e-9
+        units_free: dict[bytes, int] = {}  # units of one need the nodes hold now
+        started: set[int] = set()
+        stop = len(queue)
+        if strict and not maybe.all():
+            stop = int(np.argmin(maybe))  # the first job that cannot fit blocks the rest
+        for pos in np.flatnonzero(maybe[:stop]):
+            j = queue[pos][1]
+            need = problem.need[j, prof.ks]
+            key = need.tobytes()
+            if key not in units_free:
+                units_free[key] = prof.unit_capacity(need, t)
+            if units_free[key] < problem.units[j] or problem.power_w[j] > prof.power[t] + 1e-9:
+                if strict:
+                    break
                 continue
-            nodes = prof.allocate(j, t, window=False)
-            if nodes is None:
-                kept.append((k, j))
-                blocked = strict
-                continue
+            nodes = prof.allocate(j, t, window=False, pooled_checked=True)
+            assert nodes is not None
             prof.book(j, t, nodes)
+            units_free.clear()
+            started.add(j)
             sched.start[j] = t
             sched.nodes[j] = nodes
             heapq.heappush(ends, t + int(problem.duration[j]))
             left -= 1
+        kept = [q for q in queue if q[1] not in started] if started else queue
         queue = kept
         nxt = []
         if a < len(arrivals):
