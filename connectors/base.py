@@ -64,6 +64,28 @@ class UnknownJobError(ConnectorError):
     """The job is not known to the RMS, or not in a state that allows the operation."""
 
 
+class PlacementError(ConnectorError):
+    """A start names nodes that break the job's placement rule (units on distinct nodes, one
+    node, exclusive nodes): refused before anything is sent to the RMS; the job stays queued.
+    """
+
+    def __init__(self, job_id: str, nodes: Sequence[str], reason: str) -> None:
+        self.job_id = job_id
+        self.nodes = tuple(nodes)
+        self.reason = reason
+        super().__init__(f"job {job_id} not started on {','.join(nodes)}: {reason}")
+
+
+class HeldJobError(ConnectorError):
+    """A start of a job that someone else holds: an operator (``scontrol hold``) or its user
+    (``sbatch -H``). Their hold wins: the job is not released."""
+
+    def __init__(self, job_id: str, held_by: str) -> None:
+        self.job_id = job_id
+        self.held_by = held_by
+        super().__init__(f"job {job_id} is held by {held_by}: not started")
+
+
 class UnknownNodeError(ConnectorError):
     """The node is not known to the RMS."""
 

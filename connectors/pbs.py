@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
@@ -28,7 +29,16 @@ from wattsched.connectors.base import (
 from wattsched.connectors.pbs_json import PBSJob, PBSNode, parse_pbsnodes, parse_qstat
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
 from wattsched.connectors.runner import CommandRunner
-from wattsched.scheduler.model import Job, Node, PowerState, Resources, RunningJob, Snapshot
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    Placement,
+    PowerState,
+    Resources,
+    RunningJob,
+    Snapshot,
+    placement_error,
+)
 
 UNAVAILABLE = frozenset(
     {"offline", "down", "state-unknown", "unresolvable", "stale", "resv-exclusive",
@@ -131,10 +141,13 @@ class PBSConnector(Connector):
             user=pj.owner,
             held=held,
             partition=pj.queue or None,
+            placement=pbs_placement(pj.place),
+            exclusive=any(w in ("excl", "exclhost") for w in pj.place.split(":")),
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        """``qrun -H host1+host2 JOB`` (after ``qrls -h o`` if wattsched holds it)."""
+        """``qrun -H host1+host2 JOB`` (after ``qrls -h o`` if wattsched holds it); refused
+        with :class:`PlacementError` when the hosts break the job's ``place``."""
         if not nodes:
             raise ValueError(f"start of job {job_id!r} names no node")
         for n in (job_id, *nodes):
@@ -143,6 +156,9 @@ class PBSConnector(Connector):
         if not jobs or jobs[0].state not in ("Q", "H"):
             state = jobs[0].state if jobs else "unknown"
             raise UnknownJobError(f"PBS job {job_id} is {state}, not queued: not started")
+        why = placement_error(self._job(jobs[0]), nodes)
+        if why:
+            raise PlacementError(job_id, nodes, why)
         try:
             if jobs[0].state == "H":
                 self.runner.run(["qrls", "-h", GATE_HOLD, job_id])
@@ -186,3 +202,13 @@ def _map_error(exc: RMSCommandError, job_id: str | None) -> Exception:
     if job_id is not None and "request invalid for state of job" in text:
         return UnknownJobError(f"PBS job {job_id} is not queued: {exc.stderr.strip()}")
     return exc
+
+
+def pbs_placement(place: str) -> Placement:
+    """The rule of a ``Resource_List.place`` value (``scatter:excl`` -> scatter)."""
+    words = place.lower().split(":")
+    if "scatter" in words or "vscatter" in words:
+        return Placement.SCATTER
+    if "pack" in words:
+        return Placement.PACK
+    return Placement.FREE

@@ -115,6 +115,9 @@ class PBSJob:
     exec_hosts: tuple[str, ...]
     """One host per chunk placed (``exec_host``), in order."""
     comment: str
+    place: str = ""
+    """``Resource_List.place``: ``free``, ``pack``, ``scatter``, ``vscatter``, with ``:excl``,
+    ``:exclhost`` or ``:shared`` (empty: the server's default, ``free``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +174,7 @@ def parse_qstat(text: str) -> list[PBSJob]:
                     chunks=tuple(chunks),
                     exec_hosts=hosts,
                     comment=str(j.get("comment") or ""),
+                    place=str(rl.get("place") or ""),
                 )
             )
         except (AttributeError, TypeError, ValueError) as exc:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
@@ -34,7 +35,15 @@ from wattsched.connectors.sge_xml import (
     parse_qstat,
     parse_queue_instances,
 )
-from wattsched.scheduler.model import Job, Node, PowerState, Resources, RunningJob, Snapshot
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    Placement,
+    PowerState,
+    Resources,
+    RunningJob,
+    Snapshot,
+)
 
 GATE_CONTEXT = ("wattsched", "gate")
 UNAVAILABLE = frozenset("duEsSoDc")
@@ -135,6 +144,9 @@ class SGEConnector(Connector):
             user=sj.owner or None,
             held=held,
             partition=sj.queue or self._queues()[0],
+            # A parallel job's slots are taken on one host (a $pe_slots environment): qstat
+            # reports one host per job, and start() binds the job to the chosen host.
+            placement=Placement.PACK,
         )
 
     def _pending(self, job_id: str) -> SGEJob:
@@ -152,6 +164,10 @@ class SGEConnector(Connector):
             raise ValueError(f"start of job {job_id!r} names no node")
         for n in (job_id, *hosts):
             _check_id(n)
+        if len(hosts) > 1:
+            raise PlacementError(
+                job_id, nodes, "a Grid Engine job's slots are taken on one host here"
+            )
         self._pending(job_id)
         qlist = ",".join(f"{self._queues()[0]}@{h}" for h in hosts)
         try:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
@@ -33,6 +34,7 @@ from wattsched.scheduler.model import (
     PowerState,
     RunningJob,
     Snapshot,
+    placement_error,
     power_transition,
 )
 
@@ -158,10 +160,9 @@ class SimulatedCluster(Connector):
             raise UnknownJobError(f"job {job_id} is not pending")
         if job.held:
             raise UnknownJobError(f"job {job_id} is held")
-        if len(nodes) != job.units:
-            raise RMSCommandError(
-                ["start", job_id, ",".join(nodes)], 1, f"{len(nodes)} nodes for {job.units} units"
-            )
+        why = placement_error(job, nodes)
+        if why:
+            raise PlacementError(job_id, nodes, why)
         need = job.unit.as_tuple()
         needed = [(r, a) for r, a in enumerate(need) if a]
         want: dict[int, int] = {}
@@ -175,6 +176,12 @@ class SimulatedCluster(Connector):
                     ["start", job_id, name], 1, f"node {name} is {node.state.value}"
                 )
             want[i] = want.get(i, 0) + 1
+        for i in want:
+            others = self._books[i].jobs
+            if others and (job.exclusive or any(self._running[o].job.exclusive for o in others)):
+                raise PlacementError(
+                    job_id, nodes, f"node {self._nodes[i].name} is shared with an exclusive job"
+                )
         for i, k in want.items():
             free = self._books[i].free
             for r, amount in needed:

@@ -34,6 +34,8 @@ from typing import Literal
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    HeldJobError,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
@@ -55,6 +57,7 @@ from wattsched.connectors.slurm_json import (
 from wattsched.scheduler.model import (
     Job,
     Node,
+    Placement,
     PowerState,
     Resources,
     RunningJob,
@@ -219,11 +222,24 @@ class SlurmConnector(Connector):
             log.warning("could not hold requeued job %s again: %s", sj.job_id, exc)
             return sj
         log.info("held requeued job %s again", sj.job_id)
-        return replace(sj, held=True, reason="JobHeldAdmin")
+        return replace(sj, held=True, reason="JobHeldUser")
 
     def is_gated(self, sj: SlurmJob) -> bool:
-        """True for a held job that waits for wattsched (marked by ``job_submit.lua``)."""
-        return sj.held and bool(self.gate_marker) and self.gate_marker in sj.admin_comment
+        """True for a held job that waits for wattsched (marked by ``job_submit.lua``) and that
+        no operator holds (``scontrol hold``: ``JobHeldAdmin``; the operator's hold wins)."""
+        return (
+            sj.held
+            and bool(self.gate_marker)
+            and self.gate_marker in sj.admin_comment
+            and sj.reason != "JobHeldAdmin"
+        )
+
+    @staticmethod
+    def held_by(sj: SlurmJob) -> str | None:
+        """``operator`` for ``JobHeldAdmin``, ``user`` for another hold, None if not held."""
+        if not sj.held:
+            return None
+        return "operator" if sj.reason == "JobHeldAdmin" else "user"
 
     def _managed_node(self, n: SlurmNode) -> bool:
         return not self.options.partitions or any(self.options.manages(p) for p in n.partitions)
@@ -263,15 +279,29 @@ class SlurmConnector(Connector):
             user=sj.user,
             held=sj.held and not self.is_gated(sj),
             partition=partition or sj.partition or None,
+            held_by=None if self.is_gated(sj) else self.held_by(sj),
+            # Slurm gives each of a job's node_count units a node of its own (-N k).
+            placement=Placement.SCATTER,
+            exclusive=sj.exclusive,
         )
 
     # -- acting ------------------------------------------------------------------------------
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        """Pin the pending job to exactly ``nodes`` (one per unit) and release it."""
+        """Pin the pending job to exactly ``nodes`` (one per unit, each node once: Slurm runs a
+        job's units on distinct nodes) and release it.
+
+        Raises :class:`PlacementError`, sending nothing, when a node is named twice or the
+        count is not the job's node count (``NumNodes``): the job is never changed to fit.
+        """
         distinct = list(dict.fromkeys(nodes))
         if not distinct:
             raise ValueError(f"start of job {job_id!r} names no node")
+        if len(distinct) != len(nodes):
+            raise PlacementError(
+                job_id, nodes, "Slurm runs each unit of a job on a node of its own: "
+                "a node is named twice"
+            )  # fmt: skip
         for n in distinct:
             _check_id(n)
         info = self.show_job(job_id)
@@ -279,7 +309,18 @@ class SlurmConnector(Connector):
             raise UnknownJobError(
                 f"job {job_id} is {info.get('JobState', 'unknown')}, not pending: not started"
             )
+        reason = info.get("Reason", "")
+        if reason == "JobHeldAdmin":
+            raise HeldJobError(job_id, "an operator")
+        gated = bool(self.gate_marker) and self.gate_marker in info.get("AdminComment", "")
+        if reason.startswith("JobHeld") and not gated:
+            raise HeldJobError(job_id, "its user")
         k = len(distinct)
+        lo, _, hi = info.get("NumNodes", "").partition("-")
+        if lo.isdigit() and not int(lo) <= k <= int(hi if hi.isdigit() else lo):
+            raise PlacementError(
+                job_id, nodes, f"the job asks for NumNodes={info['NumNodes']}, not {k} nodes"
+            )
         hostlist = fold_hostlist(distinct)
         # StartTime=now clears a begin time (a requeued job gets one ~2 min ahead); it does
         # not release a held job: the release below does.
@@ -295,8 +336,9 @@ class SlurmConnector(Connector):
         return StartResult(job_id, tuple(nodes))
 
     def hold(self, job_id: str) -> None:
-        """``scontrol hold``: Slurm will not start the job by itself."""
-        self._job_cmd("hold", job_id)
+        """``scontrol uhold``: Slurm will not start the job by itself. A user hold, so that a
+        gated job stays wattsched's (``scontrol hold`` is an operator's: JobHeldAdmin)."""
+        self._job_cmd("uhold", job_id)
 
     def release(self, job_id: str) -> None:
         """``scontrol release``."""

@@ -166,6 +166,20 @@ class SlurmJob:
     comment: str
     restart_count: int
     admin_comment: str = ""
+    exclusive: bool = False
+    """``--exclusive``: the job's nodes run nothing else."""
+
+
+def _exclusive(job: Mapping[str, Any]) -> bool:
+    """Slurm 22.05 says ``"shared": "none"``; 23.x/24.x lists flags in ``shared`` and in
+    ``exclusive`` (``["true"]``, ``["user"]``, ``["mcs"]``)."""
+    shared = job.get("shared")
+    if shared == "none" or (isinstance(shared, list) and "none" in shared):
+        return True
+    excl = job.get("exclusive")
+    if isinstance(excl, list):
+        return any(str(x).lower() not in ("false", "") for x in excl)
+    return excl is True or str(excl).lower() in ("true", "user", "mcs", "topo")
 
 
 def load_json(text: str, what: str) -> dict[str, Any]:
@@ -330,6 +344,7 @@ def parse_job_record(job: Mapping[str, Any]) -> SlurmJob:
             comment=str(job.get("comment") or ""),
             restart_count=int_or(job.get("restart_cnt"), 0) or 0,
             admin_comment=str(job.get("admin_comment") or ""),
+            exclusive=_exclusive(job),
         )
     except (KeyError, TypeError, ValueError) as exc:
         text = json.dumps(job)[:2000]
@@ -404,6 +419,12 @@ def time_limit_minutes(value: str | None) -> int | None:
     return math.ceil((days * 86400 + seconds) / 60)
 
 
+def _kv_int(value: str | None, default: int) -> int:
+    """An integer field of ``scontrol show -o``; ``N/A``, ``(null)`` or empty: ``default``."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() else default
+
+
 def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
     """Jobs from ``scontrol show job -o`` (one ``Key=Value`` line per job).
 
@@ -417,7 +438,7 @@ def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
             tres = parse_tres(rec.get("TRES", ""))
             nn = rec.get("NumNodes", "1").split("-")[0]
             node_count = int(nn) if nn.isdigit() else 1
-            cpus = int(rec.get("NumCPUs", "1") or 1)
+            cpus = _kv_int(rec.get("NumCPUs"), 1)
             mem: int | None = None
             if "mem" in tres:
                 total = size_mb(tres["mem"])
@@ -445,14 +466,15 @@ def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
                     time_limit_min=time_limit_minutes(rec.get("TimeLimit")),
                     node_count=node_count,
                     cpus=cpus,
-                    tasks=int(rec.get("NumTasks", cpus) or cpus),
+                    tasks=_kv_int(rec.get("NumTasks"), cpus),
                     memory_mb_per_node=mem,
                     gpus=gpus,
                     nodes=tuple(nodes),
                     held=reason.startswith("JobHeld") or (state == "PENDING" and priority == "0"),
                     comment=rec.get("Comment", "").strip(),
-                    restart_count=int(rec.get("Restarts", "0") or 0),
+                    restart_count=_kv_int(rec.get("Restarts"), 0),
                     admin_comment=rec.get("AdminComment", "").strip(),
+                    exclusive=rec.get("OverSubscribe", "").upper() == "NO",
                 )
             )
         except (KeyError, ValueError) as exc:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
+from wattsched.scheduler.model import Job, Node, Placement, PowerCap, PowerState, Snapshot
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -54,6 +54,15 @@ class JobVec:
     """The one resource the unit needs, or -1 when it needs several."""
     min_w: float = 0.0
     """The least power all units can add, on the cheapest nodes, first cores not counted."""
+    placement: Placement = Placement.FREE
+    """How the units may share nodes (the job's rule)."""
+    exclusive: bool = False
+    """The job takes its nodes whole."""
+
+    @property
+    def ruled(self) -> bool:
+        """True when the placement is anything but free sharing (the fast path skips rules)."""
+        return self.placement is not Placement.FREE or self.exclusive
 
     @classmethod
     def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
@@ -84,6 +93,8 @@ class JobVec:
             total_l=tuple((req * job.units).tolist()),
             single=int(nz[0]) if len(nz) == 1 else -1,
             min_w=min_w,
+            placement=job.placement,
+            exclusive=job.exclusive,
         )
 
 
@@ -131,6 +142,8 @@ class ClusterState:
         self.cap = cap
         self.free: IntArray = arrays.capacity.copy()
         self.busy_units: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
+        self.held_whole: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
+        """Exclusive jobs on each node (a node held whole takes no other job)."""
         self.power_w: float = arrays.static_w
         self.free_total: IntArray = arrays.total_capacity.copy()
         self.free_total_l: list[int] = self.free_total.tolist()
@@ -145,6 +158,7 @@ class ClusterState:
         other.cap = self.cap
         other.free = self.free.copy()
         other.busy_units = self.busy_units.copy()
+        other.held_whole = self.held_whole.copy()
         other.power_w = self.power_w
         other.free_total = self.free_total.copy()
         other.free_total_l = list(self.free_total_l)
@@ -224,6 +238,8 @@ class ClusterState:
         k = self.units_fitting(jv)
         if limit_k is not None:
             k = np.minimum(k, limit_k)
+        if jv.ruled or self.held_whole.any():
+            k = self._apply_rule(jv, k)
         ko = k[order]
         cum = np.cumsum(ko)
         if cum.size == 0 or cum[-1] < jv.units:
@@ -240,13 +256,40 @@ class ClusterState:
         self.last_fail = ""
         return take, counts
 
+    def _apply_rule(self, jv: JobVec, k: IntArray) -> IntArray:
+        """Units per node that the job's placement rule allows, from what fits (``k``)."""
+        k = np.where(self.held_whole > 0, 0, k)  # nodes held whole by an exclusive job
+        if jv.exclusive:
+            k = np.where(self.busy_units > 0, 0, k)
+        if jv.placement is Placement.SCATTER:
+            k = np.minimum(k, 1)
+        elif jv.placement is Placement.PACK:
+            k = np.where(k >= jv.units, jv.units, 0)
+        return k
+
+    def rule_violation(self, jv: JobVec, idx: IntArray, counts: IntArray) -> str:
+        """Why this placement breaks the job's rule or an exclusive job's ("" when not)."""
+        if (self.held_whole[idx] > 0).any():
+            return "a node is held whole by an exclusive job"
+        if jv.exclusive and (self.busy_units[idx] > 0).any():
+            return "an exclusive job needs empty nodes"
+        if jv.placement is Placement.SCATTER and (counts > 1).any():
+            return "scattered units share a node"
+        if jv.placement is Placement.PACK and len(idx) > 1:
+            return "packed units span nodes"
+        return ""
+
     def check(self, jv: JobVec, idx: IntArray, counts: IntArray, t: int) -> str:
         """Why this given placement cannot start at ``t`` ("" when it can): the nodes must be
-        usable, have room for their units, and the power must stay under the cap."""
+        usable, have room for their units, respect the placement rules, and the power must
+        stay under the cap."""
         if len(idx) == 0 or int(counts.sum()) != jv.units:
             return "wrong number of units"
         if not self.arrays.usable[idx].all():
             return "a node is not usable"
+        why = self.rule_violation(jv, idx, counts)
+        if why:
+            return why
         if (self.free[idx] < counts[:, None] * jv.req).any():
             return "a node lacks room"
         if (
@@ -265,6 +308,8 @@ class ClusterState:
         else:
             self.free[idx] -= counts[:, None] * jv.req
         self.busy_units[idx] += counts
+        if jv.exclusive:
+            self.held_whole[idx] += 1
         self._add_total(jv.total_l, -1)
         self.power_w += delta
         return delta
@@ -282,6 +327,8 @@ class ClusterState:
         else:
             self.free[idx] += counts[:, None] * jv.req
         self.busy_units[idx] -= counts
+        if jv.exclusive:
+            self.held_whole[idx] -= 1
         self._add_total(jv.total_l, +1)
         delta = self.delta_watts(jv, idx, counts)
         self.power_w -= delta
@@ -301,8 +348,10 @@ class ClusterState:
         was_busy = self.busy_units > 0
         np.add.at(self.free, idx, alloc)
         np.subtract.at(self.busy_units, idx, cnt)
-        for jv, _, _ in items:
+        for jv, i, _ in items:
             self._add_total(jv.total_l, +1)
+            if jv.exclusive:
+                self.held_whole[i] -= 1
         idle_now = was_busy & (self.busy_units == 0)
         self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
 

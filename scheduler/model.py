@@ -7,16 +7,20 @@ here does I/O.
 Resources are a fixed vector ``(cores, mem_mb, gpus, mics)`` (:data:`RESOURCES`): a node's
 capacity and a job unit's requirement are both :class:`Resources`.
 
-A job is made of ``units`` identical units; each unit runs on one node. Several units of the
-same job may share a node when it has room (PBS ``place=free`` semantics, as in the Eurora
-traces); :attr:`Assignment.nodes` lists one node per unit, so a node may appear more than once.
+A job is made of ``units`` identical units; each unit runs on one node. Its
+:class:`Placement` says how the units may share nodes: ``free`` (several units of the job on one
+node when it has room: PBS ``place=free``, the Eurora traces), ``scatter`` (every unit on a
+distinct node: Slurm ``-N k``, PBS ``place=scatter``) or ``pack`` (all units on one node: PBS
+``place=pack``, Grid Engine ``$pe_slots``); ``exclusive`` jobs take their nodes whole (Slurm
+``--exclusive``, PBS ``excl``). :attr:`Assignment.nodes` lists one node per unit, so a node may
+appear more than once for a ``free`` job; :func:`placement_error` checks a node list.
 """
 
 from __future__ import annotations
 
 import bisect
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 RESOURCES: tuple[str, ...] = ("cores", "mem_mb", "gpus", "mics")
@@ -58,6 +62,14 @@ class Resources:
     def scaled(self, k: int) -> Resources:
         """These amounts times ``k``."""
         return Resources(self.cores * k, self.mem_mb * k, self.gpus * k, self.mics * k)
+
+
+class Placement(enum.StrEnum):
+    """How a job's units may share nodes (see the module docstring)."""
+
+    FREE = "free"
+    SCATTER = "scatter"
+    PACK = "pack"
 
 
 class PowerState(enum.StrEnum):
@@ -125,8 +137,12 @@ class NodePowerModel:
             _check(value >= 0, "NodePowerModel", name, value, "must be >= 0")
 
     def state_watts(self, state: PowerState) -> float:
-        """The draw of a node with no busy core, in this power state."""
-        if state is PowerState.ON:
+        """The draw of a node with no busy core, in this power state.
+
+        A failed node counts at its idle draw: a node whose RMS daemon died usually still
+        draws power (only a BMC that says off makes it ``off``).
+        """
+        if state in (PowerState.ON, PowerState.FAILED):
             return self.idle_w
         if state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
             return self.transition_w
@@ -189,7 +205,14 @@ class Job:
     """The real runtime (traces and the simulated cluster only); never seen by dispatchers."""
     user: str | None = None
     held: bool = False
+    """Someone else holds the job (its user, an operator): it is never planned."""
     partition: str | None = None
+    held_by: str | None = None
+    """Who holds a held job, when the RMS says: ``user`` or ``operator``."""
+    placement: Placement = Placement.FREE
+    """How the units may share nodes (the RMS's rule; ``free`` for the traces)."""
+    exclusive: bool = False
+    """The job's nodes run nothing else while it runs."""
 
     def __post_init__(self) -> None:
         owner = f"Job {self.id}"
@@ -314,6 +337,21 @@ class Snapshot:
     def max_ewt(self) -> int:
         """The largest expected wait time among the queued jobs (1 when none)."""
         return max((j.ewt for j in self.queued), default=1)
+
+
+def placement_error(job: Job, nodes: Sequence[str]) -> str:
+    """Why ``nodes`` (one per unit) break the job's placement rule ("" when they do not).
+
+    Exclusivity depends on the other jobs and is checked where they are known (the mapper,
+    the validator, the simulated cluster).
+    """
+    if len(nodes) != job.units:
+        return f"names {len(nodes)} nodes for {job.units} units"
+    if job.placement is Placement.SCATTER and len(set(nodes)) != len(nodes):
+        return f"puts several units on one node ({','.join(nodes)}) but its units are scattered"
+    if job.placement is Placement.PACK and len(set(nodes)) > 1:
+        return f"spreads its units ({','.join(nodes)}) but they are packed on one node"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,8 +77,11 @@ class TraceReport:
     def summary(self) -> str:
         """One line: ``read 28489, kept 28480; skipped: runtime_unknown 9; clamped: ...``."""
         parts = [f"read {self.read}, kept {self.kept}"]
-        for name, counts in (("skipped", self.skipped), ("clamped", self.clamped),
-                             ("notes", self.notes)):
+        for name, counts in (
+            ("skipped", self.skipped),
+            ("clamped", self.clamped),
+            ("notes", self.notes),
+        ):
             if counts:
                 parts.append(f"{name}: {_counts(counts)}")
         return "; ".join(parts)

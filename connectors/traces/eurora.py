@@ -32,8 +32,16 @@ EURORA_QUEUE_ALIASES: Mapping[str, str] = {"R": "reservation"}
 HEAD_FIELDS = ("job_id", "executable", "user", "queue", "arrival")
 ALLOC_FIELDS = ("node", "cores", "gpus", "mics", "mem_kb")
 TAIL_FIELDS = (
-    "start", "end", "requested_nodes", "requested_cores", "requested_memory",
-    "estimated_duration", "na1", "na2", "status", "application_type",
+    "start",
+    "end",
+    "requested_nodes",
+    "requested_cores",
+    "requested_memory",
+    "estimated_duration",
+    "na1",
+    "na2",
+    "status",
+    "application_type",
 )
 
 
@@ -228,12 +236,22 @@ def _parse_job(
         raise TraceError(p, lineno, "line", line, f"has {len(parts) - 1} '__' markers, expected 2")
     head = parts[0].split(";")
     if len(head) != len(HEAD_FIELDS):
-        raise TraceError(p, lineno, "line", parts[0], f"has {len(head)} fields before '__', "
-                         f"expected {len(HEAD_FIELDS)}")
+        raise TraceError(
+            p,
+            lineno,
+            "line",
+            parts[0],
+            f"has {len(head)} fields before '__', expected {len(HEAD_FIELDS)}",
+        )
     tail = parts[2].split(";")
     if len(tail) != len(TAIL_FIELDS):
-        raise TraceError(p, lineno, "line", parts[2], f"has {len(tail)} fields after '__', "
-                         f"expected {len(TAIL_FIELDS)}")
+        raise TraceError(
+            p,
+            lineno,
+            "line",
+            parts[2],
+            f"has {len(tail)} fields after '__', expected {len(TAIL_FIELDS)}",
+        )
     job_id, _exe, user, queue, arrival = head
     if not job_id:
         raise TraceError(p, lineno, "job_id", job_id, "empty")
@@ -249,8 +267,13 @@ def _parse_job(
     for entry in entries:
         toks = entry.split(";")
         if len(toks) != len(ALLOC_FIELDS):
-            raise TraceError(p, lineno, "allocation", entry,
-                             f"has {len(toks)} fields, expected {len(ALLOC_FIELDS)}")
+            raise TraceError(
+                p,
+                lineno,
+                "allocation",
+                entry,
+                f"has {len(toks)} fields, expected {len(ALLOC_FIELDS)}",
+            )
         vals = [_int(t, p, lineno, n) for t, n in zip(toks[1:], ALLOC_FIELDS[1:], strict=True)]
         for name, v in zip(ALLOC_FIELDS[1:], vals, strict=True):
             if v < 0:

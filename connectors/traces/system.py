@@ -81,8 +81,13 @@ def _check_keys(
 ) -> None:
     for key, value in table.items():
         if key not in allowed:
-            raise TraceError(p, None, f"{where}.{key}", value,
-                             f"unknown key in [{where}] (known: {', '.join(sorted(allowed))})")
+            raise TraceError(
+                p,
+                None,
+                f"{where}.{key}",
+                value,
+                f"unknown key in [{where}] (known: {', '.join(sorted(allowed))})",
+            )
         if not _type_ok(value, allowed[key]):
             raise TraceError(p, None, f"{where}.{key}", value, "wrong type")
 
@@ -153,11 +158,21 @@ def _names(p: Path, where: str, group: Mapping[str, Any]) -> list[str]:
                 p, None, f"{where}.names", group["names"], f"bad node set: {e}"
             ) from None
         if count is not None and count != len(names):
-            raise TraceError(p, None, f"{where}.count", count,
-                             f"differs from the {len(names)} names of {group['names']!r}")
+            raise TraceError(
+                p,
+                None,
+                f"{where}.count",
+                count,
+                f"differs from the {len(names)} names of {group['names']!r}",
+            )
         if "prefix" in group or "start" in group:
-            raise TraceError(p, None, f"{where}.names", group["names"],
-                             "give either names or prefix/count/start, not both")
+            raise TraceError(
+                p,
+                None,
+                f"{where}.names",
+                group["names"],
+                "give either names or prefix/count/start, not both",
+            )
         return names
     if count is None or "prefix" not in group:
         raise TraceError(p, None, where, None, "needs names, or prefix and count")
@@ -189,10 +204,14 @@ def _group_nodes(
     try:
         state = PowerState(state_word)
     except ValueError:
-        raise TraceError(p, None, f"{where}.state", state_word,
-                         f"not one of {[s.value for s in PowerState]}") from None
-    extra = {k: group[k] for k in ("boot_s", "shutdown_s", "available", "partition", "rack")
-             if k in group}
+        raise TraceError(
+            p, None, f"{where}.state", state_word, f"not one of {[s.value for s in PowerState]}"
+        ) from None
+    extra = {
+        k: group[k]
+        for k in ("boot_s", "shutdown_s", "available", "partition", "rack")
+        if k in group
+    }
     if "efficiency" in group:
         extra["efficiency"] = float(group["efficiency"])
     try:

@@ -7,8 +7,8 @@ import time
 import pytest
 from harnesses import Harness
 
-from wattsched.connectors.base import Capability, UnknownJobError
-from wattsched.scheduler.model import Job, PowerState
+from wattsched.connectors.base import Capability, PlacementError, UnknownJobError
+from wattsched.scheduler.model import Job, Placement, PowerState
 
 
 def _queued(h: Harness, job_id: str) -> Job | None:
@@ -48,6 +48,24 @@ def test_start_runs_job_on_exactly_the_chosen_nodes(backend: Harness) -> None:
     assert sorted(run.nodes) == sorted(chosen)
     assert run.end_estimate >= run.start
     assert all(j.id != jid for j in snap.queued)
+
+
+def test_a_start_that_breaks_the_placement_rule_is_refused(backend: Harness) -> None:
+    jid = backend.submit(2)
+    job = _queued(backend, jid)
+    assert job is not None
+    names = sorted(n.name for n in backend.connector.snapshot().nodes)
+    if job.placement is Placement.SCATTER:
+        bad = [names[0], names[0]]
+    elif job.placement is Placement.PACK and len(names) >= 2:
+        bad = names[:2]
+    else:
+        pytest.skip(f"not applicable: {backend.name} has no rule a 2-unit start can break here")
+    with pytest.raises(PlacementError) as err:
+        backend.connector.start(jid, bad)
+    assert err.value.job_id == jid and list(err.value.nodes) == bad
+    assert backend.ran_on(jid, timeout=0.5) is None
+    assert _queued(backend, jid) is not None, "the refused job must stay queued, unchanged"
 
 
 def test_start_twice_is_refused(backend: Harness) -> None:

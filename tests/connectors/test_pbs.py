@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 from replay_runner import ReplayRunner, Reply
 
-from wattsched.connectors.base import Capability, RMSParseError, UnknownJobError
+from wattsched.connectors.base import (
+    Capability,
+    PlacementError,
+    RMSParseError,
+    UnknownJobError,
+)
 from wattsched.connectors.pbs import PBSConnector
 from wattsched.connectors.pbs_json import (
     duration_s,
@@ -17,7 +22,7 @@ from wattsched.connectors.pbs_json import (
     size_mb,
 )
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
-from wattsched.scheduler.model import PowerState
+from wattsched.scheduler.model import Placement, PowerState
 
 PBS = Path(__file__).parent / "fixtures" / "pbs"
 QSTAT_ALL = (PBS / "qstat-f-F-json-x_openpbs-23.06.06_firecrest_allusers.json").read_text()
@@ -90,10 +95,16 @@ def test_user_held_job_is_held() -> None:
     assert job.id == "157.pbs" and job.held and job.walltime == 120 and job.unit.cores == 1
 
 
+# The recorded held job (select=1:ncpus=1, place=scatter), queued and made two chunks.
+QUEUED_2 = (
+    QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"')
+    .replace('"Hold_Types":"u"', '"Hold_Types":"n"')
+    .replace('"select":"1:ncpus=1"', '"select":"2:ncpus=1"')
+)
+
+
 def test_start_runs_qrun_on_the_chosen_hosts() -> None:
-    queued = QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"').replace(
-        '"Hold_Types":"u"', '"Hold_Types":"n"'
-    )
+    queued = QUEUED_2
     conn, runner = _conn(
         {
             ("qstat", "-f", "-F", "json", "157.pbs"): Reply(queued),
@@ -103,6 +114,33 @@ def test_start_runs_qrun_on_the_chosen_hosts() -> None:
     res = conn.start("157.pbs", ["n2", "n3"])
     assert res.nodes == ("n2", "n3")
     assert runner.calls[-1] == ("qrun", "-H", "n2+n3", "157.pbs")
+
+
+def test_start_refuses_hosts_that_break_place_scatter() -> None:
+    conn, runner = _conn({("qstat", "-f", "-F", "json", "157.pbs"): Reply(QUEUED_2)})
+    job = conn._job(parse_qstat(QUEUED_2)[0])
+    assert job.placement is Placement.SCATTER and job.units == 2
+    with pytest.raises(PlacementError, match="several units on one node"):
+        conn.start("157.pbs", ["n2", "n2"])
+    assert all(c[0] != "qrun" for c in runner.calls)  # nothing sent
+
+
+@pytest.mark.parametrize(
+    ("place", "rule", "exclusive"),
+    [
+        ("scatter", Placement.SCATTER, False),
+        ("vscatter:shared", Placement.SCATTER, False),
+        ("pack:excl", Placement.PACK, True),
+        ("free", Placement.FREE, False),
+        ("excl", Placement.FREE, True),
+        ("", Placement.FREE, False),
+    ],
+)
+def test_place_maps_to_the_rule(place: str, rule: Placement, exclusive: bool) -> None:
+    text = QSTAT_HELD.replace('"place":"scatter"', f'"place":"{place}"')
+    conn, _ = _conn({})
+    job = conn._job(parse_qstat(text)[0])
+    assert (job.placement, job.exclusive) == (rule, exclusive)
 
 
 def test_start_of_an_operator_held_job_releases_then_runs() -> None:

@@ -1,4 +1,7 @@
-"""Every dispatcher yields a feasible executed schedule on random clusters and workloads."""
+"""Every dispatcher yields a feasible executed schedule on random clusters and workloads,
+jobs with every placement rule (free, scatter, pack, exclusive) among them: no dispatcher
+ever returns a placement that breaks a job's rule (the simulated cluster refuses such a start
+and the independent validator flags it)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from hypothesis import strategies as st
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.scheduler import dispatcher as registry
-from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
+from wattsched.scheduler.model import Job, Node, NodePowerModel, Placement, PowerCap, Resources
 from wattsched.scheduler.validate import Executed, validate_schedule
 
 DISPATCHERS = [n for n in registry.names()]
@@ -49,7 +52,14 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
         mem = draw(st.integers(0, host.capacity.mem_mb)) if host.capacity.mem_mb else 0
         gpus = draw(st.integers(0, host.capacity.gpus))
         unit = Resources(cores=min(cores, max_cores), mem_mb=mem, gpus=gpus)
-        room = sum(_fits(unit, n) for n in nodes)
+        # The job's placement rule, and a unit count the empty machine holds under it.
+        placement = draw(st.sampled_from(list(Placement)))
+        if placement is Placement.SCATTER:
+            room = sum(_fits(unit, n) > 0 for n in nodes)
+        elif placement is Placement.PACK:
+            room = max(_fits(unit, n) for n in nodes)
+        else:
+            room = sum(_fits(unit, n) for n in nodes)
         units = draw(st.integers(1, max(1, min(3, room))))
         wall = draw(st.integers(1, 200))
         runtime = draw(st.integers(0, wall + 20))
@@ -64,6 +74,8 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
                 unit_power_w=power,
                 ewt=draw(st.sampled_from([1800, 3600, 21600])),
                 runtime=runtime,
+                placement=placement,
+                exclusive=draw(st.sampled_from([False, False, False, True])),
             )
         )
     static = sum(n.power.idle_w for n in nodes)
