@@ -117,8 +117,11 @@ class Connector(abc.ABC):
         """Make the RMS run this pending job now, on exactly these nodes (one per unit)."""
 
     @abc.abstractmethod
-    def hold(self, job_id: str) -> None:
-        """Keep this job from being started by the RMS itself."""
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """Keep this job from being started by the RMS itself.
+
+        ``operator``: hold it as an operator would (it is then not wattsched's to start until
+        an operator gives it back); otherwise a hold that keeps it wattsched's."""
 
     @abc.abstractmethod
     def release(self, job_id: str) -> None:

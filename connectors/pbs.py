@@ -167,9 +167,9 @@ class PBSConnector(Connector):
             raise _map_error(exc, job_id) from exc
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
-        """``qhold -h o JOB``."""
-        self._job_cmd(["qhold", "-h", GATE_HOLD, job_id], job_id)
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """``qhold -h o JOB`` (an operator's keep-back: ``-h s``, a system hold)."""
+        self._job_cmd(["qhold", "-h", "s" if operator else GATE_HOLD, job_id], job_id)
 
     def release(self, job_id: str) -> None:
         """``qrls -h o JOB``."""

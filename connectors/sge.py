@@ -177,9 +177,9 @@ class SGEConnector(Connector):
             raise _map_error(exc, job_id) from exc
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
-        """``qhold -h u JOB``."""
-        self._job_cmd(["qhold", "-h", "u", job_id], job_id)
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """``qhold -h u JOB`` (an operator's keep-back: ``-h o``)."""
+        self._job_cmd(["qhold", "-h", "o" if operator else "u", job_id], job_id)
 
     def release(self, job_id: str) -> None:
         """``qrls -h u JOB``."""

@@ -231,7 +231,7 @@ class SimulatedCluster(Connector):
         self._sample()
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
         job = self._queue.get(job_id)
         if job is None:
             raise UnknownJobError(f"job {job_id} is not pending")

@@ -28,7 +28,6 @@ import logging
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Literal
 
 from wattsched.connectors.base import (
@@ -55,6 +54,8 @@ from wattsched.connectors.slurm_json import (
     parse_scontrol_jobs,
 )
 from wattsched.scheduler.model import (
+    END_STATES,
+    EndedJob,
     Job,
     Node,
     Placement,
@@ -196,6 +197,7 @@ class SlurmConnector(Connector):
         names = {n.name for n in nodes}
         running: list[RunningJob] = []
         queued: list[Job] = []
+        ended: list[EndedJob] = []
         for sj in slurm_jobs:
             if sj.state in RUNNING_STATES and sj.nodes:
                 if not set(sj.nodes) <= names:
@@ -208,21 +210,20 @@ class SlurmConnector(Connector):
                 part = opts.first_managed(sj.partition)
                 if part is None:
                     continue
-                if not sj.held and sj.restart_count > 0 and opts.rehold_requeued:
-                    sj = self._rehold(sj)
-                if sj.reason in NOT_STARTABLE_REASONS:
+                # A requeued job comes back unheld: the snapshot only reports it (restarts);
+                # holding it again is a journaled action of the daemon's cycle.
+                if sj.reason in NOT_STARTABLE_REASONS and not (sj.restart_count and not sj.held):
                     continue
                 queued.append(self._job(sj, units=sj.node_count, partition=part))
-        return Snapshot(time=now, nodes=tuple(nodes), running=tuple(running), queued=tuple(queued))
-
-    def _rehold(self, sj: SlurmJob) -> SlurmJob:
-        try:
-            self.hold(sj.job_id)
-        except (RMSCommandError, UnknownJobError) as exc:
-            log.warning("could not hold requeued job %s again: %s", sj.job_id, exc)
-            return sj
-        log.info("held requeued job %s again", sj.job_id)
-        return replace(sj, held=True, reason="JobHeldUser")
+            elif sj.state.lower() in END_STATES:
+                ended.append(EndedJob(sj.job_id, sj.state.lower(), sj.end_time))
+        return Snapshot(
+            time=now,
+            nodes=tuple(nodes),
+            running=tuple(running),
+            queued=tuple(queued),
+            ended=tuple(ended),
+        )
 
     def is_gated(self, sj: SlurmJob) -> bool:
         """True for a held job that waits for wattsched (marked by ``job_submit.lua``) and that
@@ -279,7 +280,8 @@ class SlurmConnector(Connector):
             user=sj.user,
             held=sj.held and not self.is_gated(sj),
             partition=partition or sj.partition or None,
-            held_by=None if self.is_gated(sj) else self.held_by(sj),
+            held_by="wattsched" if self.is_gated(sj) else self.held_by(sj),
+            restarts=sj.restart_count,
             # Slurm gives each of a job's node_count units a node of its own (-N k).
             placement=Placement.SCATTER,
             exclusive=sj.exclusive,
@@ -335,10 +337,11 @@ class SlurmConnector(Connector):
             raise _map_error(exc, job=job_id) from exc
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
         """``scontrol uhold``: Slurm will not start the job by itself. A user hold, so that a
-        gated job stays wattsched's (``scontrol hold`` is an operator's: JobHeldAdmin)."""
-        self._job_cmd("uhold", job_id)
+        gated job stays wattsched's; ``operator``: ``scontrol hold`` (JobHeldAdmin), which
+        keeps it back until an operator gives it back with ``scontrol uhold``."""
+        self._job_cmd("hold" if operator else "uhold", job_id)
 
     def release(self, job_id: str) -> None:
         """``scontrol release``."""

@@ -125,6 +125,9 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///var/wattsched.db"
     max_start_attempts: int = Field(default=3, ge=1, le=100)
     """How many cycles in a row a failing start of one job is retried before giving up."""
+    requeue: Literal["replan", "hold"] = "replan"
+    """A job the RMS requeued after we started it: planned again (``replan``) or held for an
+    operator (``hold``); see :mod:`wattsched.daemon.requeue`."""
     api: ApiSettings = Field(default_factory=ApiSettings)
     connector: ConnectorSettings = Field(default_factory=lambda: ConnectorSettings(kind="slurm"))
 

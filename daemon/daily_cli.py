@@ -40,9 +40,7 @@ def simulate_daily(
     ] = None,
     core_watts: Annotated[
         str | None,
-        typer.Option(
-            help="Per-core job power drawn uniformly, LO:HI (the paper: 7.8:11.11)."
-        ),
+        typer.Option(help="Per-core job power drawn uniformly, LO:HI (the paper: 7.8:11.11)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for drawn job powers.")] = 0,
     strict: Annotated[bool, typer.Option(help="Rule-based: strict order (no overtaking).")] = False,

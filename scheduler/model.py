@@ -208,7 +208,10 @@ class Job:
     """Someone else holds the job (its user, an operator): it is never planned."""
     partition: str | None = None
     held_by: str | None = None
-    """Who holds a held job, when the RMS says: ``user`` or ``operator``."""
+    """Who holds the job: ``wattsched`` (its gate: the job waits to be started by us),
+    ``user``, ``operator``; None when the RMS may start it by itself."""
+    restarts: int = 0
+    """How many times the RMS requeued the job (Slurm's restart count): its incarnation."""
     placement: Placement = Placement.FREE
     """How the units may share nodes (the RMS's rule; ``free`` for the traces)."""
     exclusive: bool = False
@@ -318,6 +321,22 @@ class PowerCap:
         return self.steps[i][0] if i < len(self.steps) else None
 
 
+END_STATES = frozenset(
+    {"completed", "cancelled", "failed", "timeout", "node_fail", "preempted", "out_of_memory"}
+)
+"""The end states a job can have in the store and the API (besides ``finished``: ended, state
+unknown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndedJob:
+    """A job the RMS reports as ended: its id, end state (one of :data:`END_STATES`) and end."""
+
+    job_id: str
+    state: str
+    end: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """What a dispatcher sees: the cluster at one instant."""
@@ -329,6 +348,9 @@ class Snapshot:
     cap: PowerCap = field(default_factory=PowerCap.unlimited)
     outside_temp_c: tuple[tuple[int, float], ...] = ()
     """Forecast of the outside temperature: ``(time, celsius)`` steps (cooling-aware dispatch)."""
+    ended: tuple[EndedJob, ...] = ()
+    """Jobs the RMS still reports after their end, with its end state (Slurm keeps them for
+    ``MinJobAge``); empty when the RMS does not say."""
 
     def node_index(self) -> dict[str, int]:
         """Node name -> position in :attr:`nodes` (the solver-index boundary)."""

@@ -7,7 +7,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-JobState = Literal["queued", "running", "finished", "cancelled"]
+JobState = Literal[
+    "queued",
+    "running",
+    "finished",
+    "completed",
+    "cancelled",
+    "failed",
+    "timeout",
+    "node_fail",
+    "preempted",
+    "out_of_memory",
+]
+"""queued, running, then the RMS's end state, or finished (ended, the RMS no longer says how)."""
 
 
 class Health(BaseModel):
@@ -96,6 +108,10 @@ class JobOut(BaseModel):
     started_by: str | None
     nodes: str | None
     finished: int | None
+    held_by: str | None = None
+    """Who holds a queued job: wattsched (its gate), user, operator; null: not held."""
+    restarts: int = 0
+    """How many times the RMS requeued the job."""
 
 
 class JobPage(BaseModel):

@@ -86,7 +86,7 @@ def test_a_job_its_user_holds_is_not_started(slurm: SlurmHarness) -> None:
     assert slurm.ran_on(jid, timeout=0.5) is None
 
 
-def test_requeued_job_is_held_again_and_can_be_started(slurm: SlurmHarness) -> None:
+def test_a_snapshot_never_acts_on_a_requeued_job(slurm: SlurmHarness) -> None:
     jid = slurm.submit(1)
     slurm.connector.start(jid, ["n2"])
     assert slurm.ran_on(jid) == ("n2",)
@@ -99,9 +99,9 @@ def test_requeued_job_is_held_again_and_can_be_started(slurm: SlurmHarness) -> N
     assert "Priority=0" not in rec and "Restarts=1" in rec  # requeued: back unheld
     job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
     rec = slurm.cluster.run("scontrol", "show", "job", "-o", jid)
-    assert "Priority=0" in rec, "the snapshot must hold a requeued job again"
-    assert job.held is False  # still wattsched's to start
-    slurm.connector.start(jid, ["n3"])
+    assert "Priority=0" not in rec, "a snapshot must not hold a requeued job (the cycle does)"
+    assert (job.restarts, job.held_by, job.held) == (1, None, False)
+    slurm.connector.start(jid, ["n3"])  # StartTime=now clears the requeue's begin time
     assert slurm.ran_on(jid) == ("n3",)
 
 
