@@ -4,10 +4,10 @@
 carries out the starts itself, journaling each one in the store *before* (``pending``) and
 *after* (``done``/``failed``) the RMS call. At start-up the pending actions left by a crash are
 reconciled against the RMS snapshot (job running: done; still pending: failed, so that a later
-cycle may start it): a job is never started twice. APScheduler 3.x runs the cycle every
-``cycle_seconds`` (one instance at a time, missed runs coalesced); :meth:`Service.run_now`
-runs it on demand. A failing RMS call is logged, recorded, and retried at the next cycles up to
-``max_start_attempts``; the loop and the API keep running.
+cycle may start it): a job is never started twice. :class:`CycleTimer` runs the cycle
+every ``cycle_seconds`` on the monotonic clock (one at a time, missed runs coalesced);
+:meth:`Service.run_now` runs it on demand. A failing RMS call is logged, recorded, and retried
+at the next cycles up to ``max_start_attempts``; the loop and the API keep running.
 
 The daemon decides the power cap (the RMS knows none): the connector's snapshots are seen
 through :class:`CapView`, which puts the configured cap (or the one set over the API) on them.
@@ -25,13 +25,13 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.connectors.base import Capability, Connector, ConnectorError, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.config import Settings
 from wattsched.daemon.controller import run_cycle
+from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import RECONCILED, CycleRecord, Store, check_schema, make_engine
@@ -176,6 +176,10 @@ class Counters:
             }
 
 
+class StoreFileError(RuntimeError):
+    """The store's SQLite file was deleted or replaced under the running daemon."""
+
+
 class Service:
     """The daemon: the cycle, its journal, its schedule, and the state the API reads."""
 
@@ -213,7 +217,12 @@ class Service:
         self._gave_up: set[str] = set()
         self._prev_power: tuple[int, float] | None = None
         self._reconciled = False
-        self._scheduler: BackgroundScheduler | None = None
+        self._timer: CycleTimer | None = None
+        self.monotonic: Clock = time.monotonic
+        self.last_ok_mono: float | None = None
+        """Monotonic time of the last successful cycle (readiness)."""
+        self.failures_in_row = 0
+        """Cycles failed since the last success (readiness)."""
 
     # -- configuration changes (API) ------------------------------------------------------
 
@@ -293,6 +302,11 @@ class Service:
         wall0 = self.clock()
         t0 = self.timer()
         mode = self.mode
+        problem = self.store.file_problem()
+        if problem:
+            # Nothing is journaled into a file no one will read again: nothing is done.
+            log.error("%s: no cycle runs until wattsched is restarted on a sound store", problem)
+            return self._failed(wall0, t0, mode, "store", StoreFileError(problem))
         try:
             if not self._reconciled:
                 # Before acting again, settle what a crash left pending (a failed RMS call
@@ -361,6 +375,8 @@ class Service:
             started=started,
         )
         self.last = summary
+        self.last_ok_mono = self.monotonic()
+        self.failures_in_row = 0
         return summary
 
     def _failed(
@@ -369,6 +385,7 @@ class Service:
         duration = self.timer() - t0
         msg = f"{type(exc).__name__}: {exc}"
         log.warning("cycle failed (%s): %s", kind, msg)
+        self.failures_in_row += 1
         self.counters.error(kind)
         self.counters.cycle(duration)
         try:
@@ -459,35 +476,34 @@ class Service:
     # -- the schedule --------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Run the cycle every ``cycle_seconds`` in a background thread (first run now)."""
-        sched = BackgroundScheduler(timezone="UTC")
-        sched.add_job(
-            self._scheduled,
-            "interval",
-            seconds=self.cycle_seconds,
-            id="cycle",
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=None,
-            next_run_time=None,
-        )
-        sched.start()
-        sched.modify_job("cycle", next_run_time=_utcnow())
-        self._scheduler = sched
+        """Run the cycle every ``cycle_seconds`` (monotonic clock) in a thread; first now."""
+        self._timer = CycleTimer(self._scheduled, self.cycle_seconds, monotonic=self.monotonic)
+        self._timer.start()
 
     def stop(self) -> None:
-        """Stop the schedule, wait for a running cycle, close the connector."""
-        if self._scheduler is not None:
-            self._scheduler.shutdown(wait=True)
-            self._scheduler = None
+        """Stop the period, wait for a running cycle, close the connector."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
         with self._lock:
             self.view.close()
 
-
-def _utcnow() -> Any:
-    import datetime as _dt
-
-    return _dt.datetime.now(_dt.UTC)
+    def readiness(self, stale_periods: float = 3.0, max_failures: int = 3) -> str:
+        """Why the daemon is not ready ("" when it is): no successful cycle within
+        ``stale_periods`` periods (on the monotonic clock), ``max_failures`` cycles failed in
+        a row (the RMS or the database), or the store's file replaced or deleted."""
+        problem = self.store.file_problem()
+        if problem:
+            return problem
+        if self.failures_in_row >= max_failures:
+            error = self.last.error if self.last else ""
+            return f"the last {self.failures_in_row} cycles failed: {error}"
+        if self.last_ok_mono is None:
+            return "no successful cycle yet"
+        age = self.monotonic() - self.last_ok_mono
+        if age > stale_periods * self.cycle_seconds:
+            return f"the last successful cycle is {age:.0f} s old"
+        return ""
 
 
 # -- wiring from the configuration --------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -30,6 +31,7 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
     from wattsched.connectors.base import ConnectorError
     from wattsched.daemon.api.app import create_app
     from wattsched.daemon.config import ConfigError, load_config
+    from wattsched.daemon.instance_lock import InstanceLockHeld, acquire_instance_lock
     from wattsched.daemon.loop import build_service
     from wattsched.daemon.store import SchemaError
 
@@ -38,7 +40,6 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
         level=log_level.value.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # Quiet the libraries' per-run and per-request lines; our own code logs what matters.
-    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     log = logging.getLogger("wattsched.serve")
     try:
@@ -48,6 +49,17 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
     except (ConfigError, SchemaError, ConnectorError, ValueError, OSError) as exc:
         # Bad settings, an old schema, an unreachable RMS, an unreadable trace: say which.
         raise _fail(f"cannot start: {exc}") from None
+    # One acting daemon per store, and the port ours, before anything is done (a second
+    # daemon must not run even one cycle).
+    try:
+        lock = acquire_instance_lock(service.store.engine)
+    except InstanceLockHeld as exc:
+        raise _fail(f"cannot start: {exc}") from None
+    try:
+        sock = bind_socket(settings.api.host, settings.api.port)
+    except OSError as exc:
+        lock.release()
+        raise _fail(f"cannot start: cannot listen on {settings.api.bind}: {exc.strerror}") from None
     try:
         service.reconcile()
     except ConnectorError as exc:
@@ -71,12 +83,28 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
     )
     service.start()
     try:
-        server.run()  # returns on SIGTERM / SIGINT (uvicorn's handlers)
+        server.run(sockets=[sock])  # returns on SIGTERM / SIGINT (uvicorn's handlers)
     finally:
         log.info("stopping: waiting for the running cycle")
         service.stop()
+        lock.release()
     if not server.started:
         raise _fail(f"could not serve on {settings.api.bind}", 1)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv4 or IPv6), bound now; OSError if taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
 
 
 class _Server(uvicorn.Server):

@@ -154,6 +154,34 @@ class Store:
         self.clock = clock
         self._job_state: dict[str, str] | None = None
         self._node_state: dict[str, tuple[str, bool, int]] | None = None
+        db = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+        self.path: Path | None = Path(db).resolve() if db and db != ":memory:" else None
+        self._identity = self._stat_identity()
+
+    def _stat_identity(self) -> tuple[int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def file_problem(self) -> str:
+        """Why the SQLite file is not the one opened ("" when it is, or for PostgreSQL): it
+        was deleted or replaced (another inode at the path), so writes would go to an
+        unlinked file and the journal would be lost."""
+        if self.path is None:
+            return ""
+        if self._identity is None:  # created after start: take it as ours from now on
+            self._identity = self._stat_identity()
+            return ""
+        now = self._stat_identity()
+        if now is None:
+            return f"the database file {self.path} was deleted"
+        if now != self._identity:
+            return f"the database file {self.path} was replaced"
+        return ""
 
     def reset_caches(self) -> None:
         """Forget what was read of the nodes and jobs (after a failed write): reread next time."""

@@ -29,6 +29,14 @@ class Health(BaseModel):
     schema_revision: str
 
 
+class Ready(BaseModel):
+    """Readiness: the daemon runs its cycle (503 with the reason otherwise)."""
+
+    ready: bool
+    reason: str
+    """Empty when ready; else why not (a stale or failing cycle, a replaced database)."""
+
+
 class Status(BaseModel):
     """The daemon at a glance."""
 
