@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import typer
 import uvicorn
+from sqlalchemy.exc import DatabaseError
 
 from wattsched.daemon.cli_common import ConfigOpt, LogLevel, LogLevelOpt, config_or_exit, fail
 
@@ -49,6 +50,8 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
     except (ConfigError, SchemaError, ConnectorError, ValueError, OSError) as exc:
         # Bad settings, an old schema, an unreachable RMS, an unreadable trace: say which.
         raise _fail(f"cannot start: {exc}") from None
+    except DatabaseError as exc:
+        raise _fail(f"cannot start: {database_problem(settings.database_url, exc)}") from None
     # One acting daemon per store, and the port ours, before anything is done (a second
     # daemon must not run even one cycle).
     try:
@@ -90,6 +93,19 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
         lock.release()
     if not server.started:
         raise _fail(f"could not serve on {settings.api.bind}", 1)
+
+
+def database_problem(url: str, exc: Exception) -> str:
+    """One line for a database that does not open as one (a corrupt or foreign file)."""
+    from sqlalchemy.engine import make_url
+
+    shown = make_url(url).render_as_string(hide_password=True)
+    cause = str(getattr(exc, "orig", exc)).strip()
+    return (
+        f"the database {shown} cannot be read ({cause}): restore it from a backup, or move it "
+        "away and run `wattsched migrate` to create an empty one (the journal, the never-twice "
+        "history, would be lost)"
+    )
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -136,8 +152,11 @@ def migrate(config: ConfigOpt = None) -> None:
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     engine = make_engine(settings.database_url)
-    before = current_revision(engine)
-    after = run_migrations(engine)
+    try:
+        before = current_revision(engine)
+        after = run_migrations(engine)
+    except DatabaseError as exc:
+        raise _fail(f"cannot migrate: {database_problem(settings.database_url, exc)}") from None
     url = engine.url.render_as_string(hide_password=True)
     typer.echo(f"{url}: schema {before or '<empty>'} -> {after}")
     engine.dispose()

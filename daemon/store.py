@@ -12,6 +12,7 @@ ones against the RMS (:mod:`wattsched.daemon.loop`).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -63,7 +64,11 @@ def make_engine(url: str) -> Engine:
     u = make_url(url)
     if u.get_backend_name() == "sqlite":
         if u.database and u.database != ":memory:":
-            Path(u.database).parent.mkdir(parents=True, exist_ok=True)
+            path = Path(u.database)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # The journal and the plan are the operators' business: owner-only from birth
+            # (SQLite gives its -wal and -shm files the database file's mode).
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")

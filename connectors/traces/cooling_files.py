@@ -24,7 +24,7 @@ from importlib.resources import files
 from os import PathLike
 from pathlib import Path
 
-from wattsched.connectors.traces.errors import TraceError
+from wattsched.connectors.traces.errors import TraceError, read_utf8
 from wattsched.scheduler.cooling import SEASONS, CoolingModelError, PueTable, TemperatureProfile
 from wattsched.scheduler.profit import Prices, ProfitModelError, Tariff
 
@@ -34,7 +34,7 @@ COOLING_KINDS = ("air", "hybrid")
 def _rows(path: Path) -> list[tuple[int, list[str]]]:
     """Non-empty, non-comment CSV rows with their 1-based line numbers."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
     except UnicodeDecodeError as exc:
         raise TraceError(path, None, "<file>", f"byte {exc.start}", "not UTF-8 text") from None
     out = []
@@ -182,7 +182,7 @@ def read_prices(path: str | PathLike[str]) -> Prices:
     """A prices TOML file (see the module docstring) as :class:`Prices`."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8(p))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TraceError(p, None, "<file>", "", f"not valid TOML: {exc}") from None
     known = {"core_hour", "gpu_hour", "mic_hour", "mem_gb_hour", "k1", "energy_kwh", "tariff"}

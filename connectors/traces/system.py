@@ -35,7 +35,7 @@ from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from wattsched.connectors.traces.errors import TraceError
+from wattsched.connectors.traces.errors import TraceError, read_utf8
 from wattsched.scheduler.model import ModelError, Node, NodePowerModel, PowerState, Resources
 from wattsched.scheduler.power import BATSIM_NODE_POWER
 
@@ -120,7 +120,7 @@ def read_system_toml(path: str | PathLike[str]) -> list[Node]:
     """Read a TOML system description (module docstring) into nodes, in file order."""
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_utf8(p))
     except tomllib.TOMLDecodeError as e:
         raise TraceError(p, None, "document", p.name, f"not valid TOML: {e}") from None
     _check_keys(p, "system", doc, {k: object for k in TOP_KEYS})
