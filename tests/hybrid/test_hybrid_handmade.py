@@ -103,6 +103,7 @@ def test_a_solver_that_times_out_without_solution_yields_the_prb_plan() -> None:
             time_limit_s=1e-6,
             offline_timeout_policy=TimeoutPolicy(initial_s=1e-6, factor=1.0, max_s=1e-6),
             orderings=False,
+            lns=False,  # the point: CP-SAT finds nothing, so the PRB plan stands
             full_plan=True,
         )
         plan = disp.plan(snap)
