@@ -8,6 +8,7 @@ import signal
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Annotated, Any
 
 import typer
 import uvicorn
@@ -25,7 +26,17 @@ def register(app: typer.Typer) -> None:
 _fail = fail
 
 
-def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> None:
+def serve(
+    config: ConfigOpt = None,
+    log_level: LogLevelOpt = LogLevel.INFO,
+    accept_empty_store: Annotated[
+        bool,
+        typer.Option(
+            help="Start on an empty store although the RMS runs jobs (the first start beside a "
+            "busy cluster; never after losing the database: restore it instead)."
+        ),
+    ] = False,
+) -> None:
     """Run the daemon: the control loop, the REST API and /metrics (SIGTERM stops it)."""
     import uvicorn
 
@@ -63,6 +74,12 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
     except OSError as exc:
         lock.release()
         raise _fail(f"cannot start: cannot listen on {settings.api.bind}: {exc.strerror}") from None
+    if not accept_empty_store:
+        problem = empty_store_problem(service)
+        if problem:
+            lock.release()
+            sock.close()
+            raise _fail(f"cannot start: {problem}")
     try:
         service.reconcile()
     except ConnectorError as exc:
@@ -93,6 +110,27 @@ def serve(config: ConfigOpt = None, log_level: LogLevelOpt = LogLevel.INFO) -> N
         lock.release()
     if not server.started:
         raise _fail(f"could not serve on {settings.api.bind}", 1)
+
+
+def empty_store_problem(service: Any) -> str:
+    """Why starting on this store is unsafe ("" when it is not): it is empty (no cycle, no
+    action: a new database, or one lost and re-created by ``migrate``) while the RMS runs
+    jobs, which wattsched may have started: without the journal it could start them again."""
+    if not service.store.is_empty():
+        return ""
+    try:
+        running = service.view.snapshot().running
+    except Exception:  # the RMS is unreachable: the first cycle will say so
+        return ""
+    if not running:
+        return ""
+    ids = ", ".join(sorted(rj.job.id for rj in running)[:5])
+    return (
+        f"the store is empty but the RMS runs {len(running)} job(s) ({ids}...). If the "
+        "database was lost, restore it from a backup (the journal is what keeps a job from "
+        "being started twice); if this is wattsched's first start beside a busy cluster, "
+        "run `wattsched serve --accept-empty-store` once"
+    )
 
 
 def database_problem(url: str, exc: Exception) -> str:

@@ -339,6 +339,14 @@ class Store:
                 out.update({str(j): int(n) for j, n in rows})
         return out
 
+    def is_empty(self) -> bool:
+        """True for a store that never recorded a cycle nor an action (a new, or lost, one)."""
+        with self.sessions() as s:
+            return (
+                s.scalar(select(func.count()).select_from(CycleRow)) == 0
+                and s.scalar(select(func.count()).select_from(ActionRow)) == 0
+            )
+
     def last_cycle_time(self) -> int | None:
         """The cluster time of the last successful cycle (None before the first)."""
         with self.sessions() as s:

@@ -130,3 +130,20 @@ def test_a_replaced_database_stops_the_cycle(
     assert "was replaced" in svc.readiness()
     path.unlink()
     assert "was deleted" in svc.readiness()
+
+
+def test_an_empty_store_beside_running_jobs_is_refused(
+    sqlite_engine: Engine, cluster_factory: Any
+) -> None:
+    from wattsched.daemon.service_cli import empty_store_problem
+
+    cluster = cluster_factory.small_cluster()
+    svc = cluster_factory.make_service(sqlite_engine, cluster)
+    assert empty_store_problem(svc) == ""  # nothing runs: a new store is fine
+    cluster.advance_to(50)
+    job = cluster.snapshot().queued[0]
+    nodes = [n.name for n in cluster.snapshot().nodes][: job.units]
+    cluster.start(job.id, nodes)  # started by someone, maybe by the wattsched whose db was lost
+    assert "restore it from a backup" in empty_store_problem(svc)
+    svc.run_now()  # once the store has a history, it is not empty any more
+    assert empty_store_problem(svc) == ""
