@@ -34,7 +34,8 @@ from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
-from wattsched.daemon.store import Store, make_engine, migrate
+from wattsched.daemon.store import Store
+from wattsched.daemon.store_schema import make_engine, migrate
 from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 

@@ -79,8 +79,12 @@ def static_w(nodes: list[Node]) -> float:
 
 def job_alone_w(job: Job, node: Node) -> float:
     unit = job.unit_power_w if job.unit_power_w is not None else node.power.unit_watts(job.unit)
-    per_node = max(1, min(c // u for u, c in zip(job.unit.as_tuple(), node.capacity.as_tuple(),
-                                                 strict=True) if u))
+    per_node = max(
+        1,
+        min(
+            c // u for u, c in zip(job.unit.as_tuple(), node.capacity.as_tuple(), strict=True) if u
+        ),
+    )
     nodes_used = math.ceil(job.units / per_node)
     return unit * job.units + node.power.first_core_w * nodes_used
 
@@ -93,15 +97,22 @@ def cap_sweep(nodes: list[Node], jobs: list[Job], prb_peak: float) -> list[float
     return [round(lo + (hi - lo) * k / (N_CAPS - 1)) for k in range(N_CAPS)]
 
 
-def run_one(nodes: list[Node], jobs: list[Job], cap: PowerCap, name: str,
-            params: dict[str, Any]) -> dict[str, Any]:
+def run_one(
+    nodes: list[Node], jobs: list[Job], cap: PowerCap, name: str, params: dict[str, Any]
+) -> dict[str, Any]:
     cluster = SimulatedCluster(nodes, jobs, cap, offline=True, record_power=False)
     res = replay(cluster, create(name, **params), keep_stats=name != "prb")
     starts = {jid: r.start for jid, r in cluster.records.items() if r.start is not None}
     done = len(starts) == len(jobs)
-    obj = weighted_queue_time(
-        [dataclasses.replace(j, submit=cluster.start_time) for j in jobs], starts,
-        max(j.ewt for j in jobs)) if done else float("inf")
+    obj = (
+        weighted_queue_time(
+            [dataclasses.replace(j, submit=cluster.start_time) for j in jobs],
+            starts,
+            max(j.ewt for j in jobs),
+        )
+        if done
+        else float("inf")
+    )
     out: dict[str, Any] = {
         "objective": obj,
         "cap_violation_s": cluster.cap_violation_s,
@@ -131,8 +142,14 @@ def offline(quick: bool) -> list[dict[str, Any]]:
             caps = cap_sweep(nodes, jobs, base["peak_w"])
             for cap_w in [*caps, math.inf]:
                 cap = PowerCap.constant(cap_w)
-                row: dict[str, Any] = {"machine": machine, "size": size, "instance": f.name,
-                                       "set": folder.split("/")[0], "cap_w": cap_w, **info}
+                row: dict[str, Any] = {
+                    "machine": machine,
+                    "size": size,
+                    "instance": f.name,
+                    "set": folder.split("/")[0],
+                    "cap_w": cap_w,
+                    **info,
+                }
                 for name, params in (("prb", {}), ("hybrid-nofb", NOFB), ("hybrid", FB)):
                     row[name] = run_one(nodes, jobs, cap, name, params)
                 p = row["prb"]["objective"]
@@ -140,10 +157,13 @@ def offline(quick: bool) -> list[dict[str, Any]]:
                     h = row[name]["objective"]
                     row[f"ratio_{name}"] = (p / h) if h > 0 else (1.0 if p == 0 else math.inf)
                 rows.append(row)
-                print(f"{machine} {size:3d} {f.name[:28]:28s} cap {cap_w:>7} "
-                      f"prb {p:10.1f} nofb {row['ratio_hybrid-nofb']:.3f} "
-                      f"({row['hybrid-nofb']['plan_s_first']:.2f}s) fb {row['ratio_hybrid']:.3f} "
-                      f"({row['hybrid']['plan_s_first']:.2f}s)", flush=True)
+                print(
+                    f"{machine} {size:3d} {f.name[:28]:28s} cap {cap_w:>7} "
+                    f"prb {p:10.1f} nofb {row['ratio_hybrid-nofb']:.3f} "
+                    f"({row['hybrid-nofb']['plan_s_first']:.2f}s) fb {row['ratio_hybrid']:.3f} "
+                    f"({row['hybrid']['plan_s_first']:.2f}s)",
+                    flush=True,
+                )
     return rows
 
 
@@ -191,7 +211,8 @@ def online(quick: bool) -> dict[str, Any]:
             "start_errors": res.start_errors,
             "unstarted": len(jobs) - len(starts),
             "objective": weighted_queue_time(jobs, starts, max(j.ewt for j in jobs))
-            if len(starts) == len(jobs) else None,
+            if len(starts) == len(jobs)
+            else None,
             "queued_max": queued_max,
         }
         if name != "prb":
@@ -231,8 +252,7 @@ def report(data: dict[str, Any], out: Path) -> str:
         f"Machine: `{data['machine']['uname']}`, nproc {data['machine']['nproc']}, "
         f"Python {data['machine']['python']}; run {data['machine']['date']}; "
         f"total {data['total_s']} s.",
-        "Command: `.venv/bin/python bench/hybrid_eurora.py` (raw results: "
-        "`hybrid_eurora.json`).",
+        "Command: `.venv/bin/python bench/hybrid_eurora.py` (raw results: `hybrid_eurora.json`).",
         f"Parameters: hybrid-nofb `{data['params']['hybrid-nofb']}`, hybrid "
         f"`{data['params']['hybrid']}` (2 CP-SAT workers).",
         "",
@@ -255,8 +275,9 @@ def report(data: dict[str, Any], out: Path) -> str:
         for k, rk in sorted(by_idx.items()):
             caps = [r["cap_w"] for r in rk]
             cap_txt = "inf" if not math.isfinite(caps[0]) else f"{min(caps):.0f}-{max(caps):.0f}"
-            viol = sum(r[n]["cap_violation_s"] for r in rk for n in ("prb", "hybrid-nofb",
-                                                                     "hybrid"))
+            viol = sum(
+                r[n]["cap_violation_s"] for r in rk for n in ("prb", "hybrid-nofb", "hybrid")
+            )
             lines.append(
                 f"| {machine} | {size} | {sset} | {len(rk)} | {k} | {cap_txt} | "
                 f"{_median([r['ratio_hybrid-nofb'] for r in rk]):.3f} | "
@@ -269,10 +290,16 @@ def report(data: dict[str, Any], out: Path) -> str:
         for inst in sorted({r["instance"] for r in rs}):
             irs = [r for r in rs if r["instance"] == inst and math.isfinite(r["cap_w"])]
             xs = [r["cap_w"] for r in irs]
-            line = ax.plot(xs, [r["ratio_hybrid"] for r in irs], "-o", ms=3,
-                           label=f"{inst[:24]} fb")
-            ax.plot(xs, [r["ratio_hybrid-nofb"] for r in irs], "--", color=line[0].get_color(),
-                    label=f"{inst[:24]} nofb")
+            line = ax.plot(
+                xs, [r["ratio_hybrid"] for r in irs], "-o", ms=3, label=f"{inst[:24]} fb"
+            )
+            ax.plot(
+                xs,
+                [r["ratio_hybrid-nofb"] for r in irs],
+                "--",
+                color=line[0].get_color(),
+                label=f"{inst[:24]} nofb",
+            )
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_xlabel("power cap (W)")
         ax.set_ylabel("PRB / hybrid (weighted queue time)")
@@ -284,8 +311,11 @@ def report(data: dict[str, Any], out: Path) -> str:
         plt.close(fig)
         lines.append(f"| | | | | | plot: `{name}` | | | | | | |")
     # Targets.
-    big = [r for r in rows if r["size"] == 200 and r["machine"] == "nodes_#32"
-           and r["prb"]["objective"] > 0]
+    big = [
+        r
+        for r in rows
+        if r["size"] == 200 and r["machine"] == "nodes_#32" and r["prb"]["objective"] > 0
+    ]
     t200 = _median([r["hybrid"]["plan_s_first"] for r in big])
     tight: list[float] = []
     for (_m, _s, _set), rs in groups.items():
@@ -294,8 +324,11 @@ def report(data: dict[str, Any], out: Path) -> str:
             third = max(1, len(irs) // 3)
             tight += [r["ratio_hybrid"] for r in irs[:third]]
     worse = [r for r in rows if r["ratio_hybrid"] < 1 - 1e-9 or r["ratio_hybrid-nofb"] < 1 - 1e-9]
-    viol_all = sum(r[n]["cap_violation_s"] + r[n]["start_errors"] for r in rows
-                   for n in ("prb", "hybrid-nofb", "hybrid"))
+    viol_all = sum(
+        r[n]["cap_violation_s"] + r[n]["start_errors"]
+        for r in rows
+        for n in ("prb", "hybrid-nofb", "hybrid")
+    )
     lines += [
         "",
         "## Targets",
@@ -333,8 +366,8 @@ def report(data: dict[str, Any], out: Path) -> str:
         "",
         "## How this was run (and what was cut to keep it to minutes)",
         "",
-        "- Instances: " + "; ".join(f"{m} {n} jobs from `{f}` ({c} files)"
-                                     for m, n, f, c in SETS)
+        "- Instances: "
+        + "; ".join(f"{m} {n} jobs from `{f}` ({c} files)" for m, n, f, c in SETS)
         + ". Sizes 25 and 40 are the first jobs of 50-job historical instances. The paper's "
         "highLoad and manyUnits sets are not in the shared data: not reproduced.",
         f"- Caps: {N_CAPS} per instance from the tightest feasible to the uncapped PRB peak, "
@@ -355,8 +388,11 @@ def report(data: dict[str, Any], out: Path) -> str:
         key = "".join(ch for ch in src if not ch.isdigit()) or "none"
         wins[key] = wins.get(key, 0) + 1
     lines.append("- `wsef` = weighted smallest energy (walltime x power) first.")
-    lines.append("- Winning source of `hybrid` over all rows: "
-                 + ", ".join(f"{k} {v}" for k, v in sorted(wins.items())) + ".")
+    lines.append(
+        "- Winning source of `hybrid` over all rows: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(wins.items()))
+        + "."
+    )
     text = "\n".join(lines) + "\n"
     (out / "hybrid_eurora.md").write_text(text)
     return text
@@ -376,9 +412,13 @@ def main() -> None:
     rows = offline(args.quick)
     onl = None if args.skip_online else online(args.quick)
     args.out.mkdir(parents=True, exist_ok=True)
-    data = {"machine": machine_info(), "offline": rows, "online": onl,
-            "params": {"hybrid-nofb": NOFB, "hybrid": FB},
-            "total_s": round(time.perf_counter() - t0, 1)}
+    data = {
+        "machine": machine_info(),
+        "offline": rows,
+        "online": onl,
+        "params": {"hybrid-nofb": NOFB, "hybrid": FB},
+        "total_s": round(time.perf_counter() - t0, 1),
+    }
     (args.out / "hybrid_eurora.json").write_text(json.dumps(data, indent=1, default=str))
     report(data, args.out)
     print(f"done in {data['total_s']} s")

@@ -9,33 +9,36 @@ every ``cycle_seconds`` on the monotonic clock (one at a time, missed runs coale
 :meth:`Service.run_now` runs it on demand. A failing RMS call is logged, recorded, and retried
 at the next cycles up to ``max_start_attempts``; the loop and the API keep running.
 
-The daemon decides the power cap (the RMS knows none): the connector's snapshots are seen
-through :class:`CapView`, which puts the configured cap (or the one set over the API) on them.
+The cap, the power estimate, the summary and the counters are in
+:mod:`wattsched.daemon.cycle_state`; the wiring from the settings in
+:mod:`wattsched.daemon.wiring`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence, Set
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Set
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from wattsched.connectors.base import Capability, Connector, ConnectorError, StartResult
-from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.config import Settings
+from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.controller import run_cycle
+from wattsched.daemon.cycle_state import (
+    CapView,
+    Counters,
+    CycleSummary,
+    estimate_power,
+    planned_mean_wait,
+)
 from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
+from wattsched.daemon.journal import RECONCILED
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
-from wattsched.daemon.store import RECONCILED, CycleRecord, Store, check_schema, make_engine
-from wattsched.scheduler import dispatcher as dispatchers
+from wattsched.daemon.store import CycleRecord, Store
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
 
@@ -43,137 +46,8 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
-CYCLE_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
-"""Upper bounds (seconds) of the cycle-duration histogram."""
-
 JOURNAL_BATCH = 64
 """Starts journaled per commit (pending before the RMS calls, outcomes after)."""
-
-
-class CapView(Connector):
-    """A connector whose snapshots carry the daemon's power cap; everything else delegates."""
-
-    def __init__(self, inner: Connector, cap: PowerCap) -> None:
-        self.inner = inner
-        self.cap = cap
-        self.name = inner.name
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return self.inner.capabilities
-
-    def snapshot(self) -> Snapshot:
-        return dataclasses.replace(self.inner.snapshot(), cap=self.cap)
-
-    def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        return self.inner.start(job_id, nodes)
-
-    def hold(self, job_id: str, *, operator: bool = False) -> None:
-        self.inner.hold(job_id, operator=operator)
-
-    def release(self, job_id: str) -> None:
-        self.inner.release(job_id)
-
-    def power(self, node: str, on: bool) -> None:
-        self.inner.power(node, on)
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-def estimate_power(snap: Snapshot) -> tuple[float, int]:
-    """The IT power of the snapshot from the node power models, and the number of nodes on."""
-    nodes = {n.name: n for n in snap.nodes}
-    watts = sum(n.power.state_watts(n.state) for n in snap.nodes)
-    busy: set[str] = set()
-    for rj in snap.running:
-        for name in rj.nodes:
-            node = nodes.get(name)
-            if node is None:
-                continue
-            busy.add(name)
-            unit_w = rj.job.unit_power_w
-            watts += unit_w if unit_w is not None else node.power.unit_watts(rj.job.unit)
-    watts += sum(nodes[n].power.first_core_w for n in busy)
-    on = sum(1 for n in snap.nodes if n.state is PowerState.ON)
-    return watts, on
-
-
-def planned_mean_wait(snap: Snapshot, plan: Plan) -> float | None:
-    """Mean of (planned start - submit) over the queued jobs the plan places (None: none)."""
-    submit = {j.id: j.submit for j in snap.queued}
-    waits = [a.start - submit[a.job_id] for a in plan.assignments if a.job_id in submit]
-    return sum(waits) / len(waits) if waits else None
-
-
-@dataclass(frozen=True, slots=True)
-class CycleSummary:
-    """The last cycle as the API and the metrics serve it (replaced whole, never mutated)."""
-
-    cycle_id: int | None
-    ok: bool
-    started_at: float
-    duration_s: float
-    time: int | None = None
-    error: str | None = None
-    power_w: float | None = None
-    cap_w: float | None = None
-    nodes_by_state: dict[str, int] = field(default_factory=dict)
-    jobs_by_state: dict[str, int] = field(default_factory=dict)
-    planned: int = 0
-    planned_mean_wait_s: float | None = None
-    solver_status: str | None = None
-    started: int = 0
-
-
-class Counters:
-    """The loop's counters (actions, errors, energy, cycle durations), read by the metrics."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.actions: Counter[tuple[str, str]] = Counter()
-        self.errors: Counter[str] = Counter()
-        self.energy_j = 0.0
-        self.cycle_buckets = [0] * len(CYCLE_BUCKETS)
-        self.cycle_count = 0
-        self.cycle_sum = 0.0
-        self.cycles_total = 0
-
-    def action(self, kind: str, result: str) -> None:
-        """Count an action outcome."""
-        with self._lock:
-            self.actions[(kind, result)] += 1
-
-    def error(self, kind: str) -> None:
-        """Count an error."""
-        with self._lock:
-            self.errors[kind] += 1
-
-    def cycle(self, seconds: float) -> None:
-        """Observe one cycle's duration."""
-        with self._lock:
-            self.cycle_count += 1
-            self.cycle_sum += seconds
-            for i, bound in enumerate(CYCLE_BUCKETS):
-                if seconds <= bound:
-                    self.cycle_buckets[i] += 1
-
-    def add_energy(self, joules: float) -> None:
-        """Add to the energy counter."""
-        with self._lock:
-            self.energy_j += joules
-
-    def copy(self) -> dict[str, Any]:
-        """A consistent copy of every counter."""
-        with self._lock:
-            return {
-                "actions": dict(self.actions),
-                "errors": dict(self.errors),
-                "energy_j": self.energy_j,
-                "cycle_buckets": list(self.cycle_buckets),
-                "cycle_count": self.cycle_count,
-                "cycle_sum": self.cycle_sum,
-            }
 
 
 class StoreFileError(RuntimeError):
@@ -504,114 +378,3 @@ class Service:
         if age > stale_periods * self.cycle_seconds:
             return f"the last successful cycle is {age:.0f} s old"
         return ""
-
-
-# -- wiring from the configuration --------------------------------------------------------------
-
-
-def read_cap(settings: Settings, origin: int) -> PowerCap:
-    """The configured cap: constant, a profile file (offsets from ``origin``), or none."""
-    if settings.power_cap_w is not None:
-        return PowerCap.constant(settings.power_cap_w)
-    if settings.power_cap_file is not None:
-        from wattsched.connectors.traces.caps import read_power_cap
-
-        return read_power_cap(settings.power_cap_file, origin=origin)
-    return PowerCap.unlimited()
-
-
-def build_simulated(settings: Settings) -> SimulatedCluster:
-    """The simulated cluster of the ``[connector]`` table (Eurora or SWF workload)."""
-    from wattsched.connectors.traces import eurora
-
-    c = settings.connector
-    if c.nodes_file is not None:
-        nodes = eurora.read_eurora_nodes(c.nodes_file)
-    else:
-        from wattsched.connectors.traces import read_system_toml
-
-        assert c.system_file is not None  # guaranteed by the settings' validator
-        nodes = list(read_system_toml(c.system_file))
-    assert c.trace_file is not None
-    if c.trace_format == "eurora":
-        queues = eurora.read_queues(c.queues_file) if c.queues_file else {}
-        power = (
-            eurora.read_power_predictions(c.power_predictions_file)
-            if (c.power_predictions_file)
-            else None
-        )
-        jobs = eurora.read_eurora_jobs(c.trace_file, queues=queues, power=power).jobs
-    else:
-        from wattsched.connectors.traces.swf import read_swf
-
-        cores = max(n.capacity.cores for n in nodes)
-        jobs = read_swf(c.trace_file, cores_per_node=cores, nodes=len(nodes)).jobs
-    t0 = min((j.submit for j in jobs), default=0)
-    return SimulatedCluster(nodes, jobs, read_cap(settings, t0), offline=c.offline)
-
-
-def restore_simulation(cluster: SimulatedCluster, store: Store) -> int:
-    """Replay the journal's successful starts on a fresh simulated cluster (after a restart).
-
-    The simulated cluster lives in the daemon's memory; its state is rebuilt from the store,
-    the one source of truth: each journaled start is carried out again at its cluster time,
-    then the clock is set to the last cycle's. Returns how many starts were replayed.
-    """
-    n = 0
-    for a in store.done_starts():
-        if a.time > cluster.now:
-            cluster.advance_to(a.time)
-        try:
-            cluster.start(str(a.job_id), (a.nodes or "").split(","))
-            n += 1
-        except ConnectorError as exc:
-            log.error("could not replay the start of job %s: %s", a.job_id, exc)
-    last = store.last_cycle_time()
-    if last is not None and last > cluster.now:
-        cluster.advance_to(last)
-    return n
-
-
-def build_service(settings: Settings, *, check: bool = True, clock: Clock = time.time) -> Service:
-    """The daemon from its settings: store (schema checked), connector, dispatcher, cap."""
-    engine = make_engine(settings.database_url)
-    if check:
-        check_schema(engine)
-    store = Store(engine, clock=clock)
-    dispatcher = dispatchers.create(settings.dispatcher, **settings.dispatcher_params)
-    before: Callable[[], None] | None = None
-    connector: Connector
-    if settings.connector.kind == "simulated":
-        cluster = build_simulated(settings)
-        restore_simulation(cluster, store)
-        step = max(1, round(settings.cycle_seconds * settings.connector.speedup))
-        first = [True]
-
-        def advance() -> None:
-            # Each cycle moves the virtual clock by cycle_seconds x speedup (the first none).
-            if first[0]:
-                first[0] = False
-                return
-            cluster.advance_to(cluster.now + step)
-
-        before = advance
-        connector = cluster
-        origin = cluster.start_time
-    else:
-        from wattsched.connectors import config as connector_config  # the connectors issue
-
-        connector = connector_config.build_connector(settings.connector.params)
-        origin = int(clock())
-    service = Service(
-        connector,
-        dispatcher,
-        store,
-        mode=settings.mode,
-        cap=read_cap(settings, origin),
-        cycle_seconds=settings.cycle_seconds,
-        max_start_attempts=settings.max_start_attempts,
-        requeue=settings.requeue,
-        before_cycle=before,
-        clock=clock,
-    )
-    return service

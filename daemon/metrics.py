@@ -18,7 +18,8 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from wattsched.daemon.loop import CYCLE_BUCKETS, Service
+from wattsched.daemon.cycle_state import CYCLE_BUCKETS
+from wattsched.daemon.loop import Service
 
 
 def build_version() -> str:

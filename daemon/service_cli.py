@@ -44,8 +44,8 @@ def serve(
     from wattsched.daemon.api.app import create_app
     from wattsched.daemon.config import ConfigError, load_config
     from wattsched.daemon.instance_lock import InstanceLockHeld, acquire_instance_lock
-    from wattsched.daemon.loop import build_service
-    from wattsched.daemon.store import SchemaError
+    from wattsched.daemon.store_schema import SchemaError
+    from wattsched.daemon.wiring import build_service
 
     config = config_or_exit(config)
     logging.basicConfig(
@@ -182,8 +182,8 @@ def migrate(config: ConfigOpt = None) -> None:
     """Apply the database migrations (create the schema, or upgrade it)."""
     config = config_or_exit(config)
     from wattsched.daemon.config import ConfigError, load_config
-    from wattsched.daemon.store import current_revision, make_engine
-    from wattsched.daemon.store import migrate as run_migrations
+    from wattsched.daemon.store_schema import current_revision, make_engine
+    from wattsched.daemon.store_schema import migrate as run_migrations
 
     try:
         settings = load_config(config)

@@ -12,24 +12,18 @@ ones against the RMS (:mod:`wattsched.daemon.loop`).
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
-from sqlalchemy.engine import make_url
+from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from wattsched.daemon.job_records import StartRecord, job_changes
+from wattsched.daemon.journal import Journal
 from wattsched.daemon.store_models import (
-    ActionRow,
     CycleRow,
     JobRow,
     NodeRow,
@@ -40,87 +34,6 @@ from wattsched.daemon.store_models import (
 from wattsched.scheduler.model import Plan, Snapshot
 
 Clock = Callable[[], float]
-
-
-class StoreError(Exception):
-    """Base of the store's errors."""
-
-
-class SchemaError(StoreError):
-    """The database schema is not the one this version of wattsched needs."""
-
-    def __init__(self, url: str, current: str | None, head: str) -> None:
-        self.url = url
-        self.current = current
-        self.head = head
-        super().__init__(
-            f"database {url} is at schema revision {current or '<empty>'}, this wattsched needs "
-            f"{head}; run `wattsched migrate -c CONFIG` first"
-        )
-
-
-def make_engine(url: str) -> Engine:
-    """An engine for ``url``; for SQLite the file's folder is created and WAL is switched on."""
-    u = make_url(url)
-    if u.get_backend_name() == "sqlite":
-        if u.database and u.database != ":memory:":
-            path = Path(u.database)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # The journal and the plan are the operators' business: owner-only from birth
-            # (SQLite gives its -wal and -shm files the database file's mode).
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
-
-        @event.listens_for(engine, "connect")
-        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.close()
-
-        return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
-
-
-def _alembic_config() -> Config:
-    import wattsched.migrations as migrations_pkg
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(Path(migrations_pkg.__file__).parent))
-    return cfg
-
-
-def head_revision() -> str:
-    """The schema revision this version of wattsched needs."""
-    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
-    if head is None:  # pragma: no cover - the package ships its versions
-        raise StoreError("no migration versions found")
-    return head
-
-
-def current_revision(engine: Engine) -> str | None:
-    """The revision the database is at (None: an empty database)."""
-    with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
-
-
-def migrate(engine: Engine, revision: str = "head") -> str | None:
-    """Apply the migrations up to ``revision``; returns the revision the database is at."""
-    cfg = _alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
-    return current_revision(engine)
-
-
-def check_schema(engine: Engine) -> str:
-    """Raise :class:`SchemaError` unless the database is at the head revision."""
-    head = head_revision()
-    current = current_revision(engine)
-    if current != head:
-        raise SchemaError(engine.url.render_as_string(hide_password=True), current, head)
-    return head
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,10 +51,6 @@ class CycleRecord:
     planned_mean_wait_s: float | None
 
 
-RECONCILED = "reconciled:"
-"""Prefix of the error of an action that a restart found pending (interrupted, not refused)."""
-
-
 def _join(nodes: Iterable[str]) -> str:
     return ",".join(nodes)
 
@@ -150,7 +59,7 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-class Store:
+class Store(Journal):
     """Reads and writes of the daemon. Thread-safe: each call uses its own session."""
 
     def __init__(self, engine: Engine, clock: Clock = time.time) -> None:
@@ -192,160 +101,6 @@ class Store:
         """Forget what was read of the nodes and jobs (after a failed write): reread next time."""
         self._job_state = None
         self._node_state = None
-
-    # -- actions (the journal) ---------------------------------------------------------------
-
-    def begin_action(
-        self,
-        kind: str,
-        *,
-        time_: int,
-        job_id: str | None = None,
-        nodes: Iterable[str] = (),
-        cycle_id: int | None = None,
-        incarnation: int = 0,
-    ) -> int:
-        """Journal an action as ``pending`` (committed) before it is carried out; its id."""
-        with self.sessions.begin() as s:
-            row = ActionRow(
-                kind=kind,
-                job_id=job_id,
-                nodes=_join(nodes) or None,
-                cycle_id=cycle_id,
-                time=time_,
-                created_at=self.clock(),
-                state="pending",
-                incarnation=incarnation,
-            )
-            s.add(row)
-            s.flush()
-            return row.id
-
-    def begin_actions(
-        self,
-        actions: Iterable[tuple[str, str | None, Iterable[str]]],
-        *,
-        time_: int,
-        cycle_id: int | None = None,
-        incarnations: Iterable[int] | None = None,
-    ) -> list[int]:
-        """Journal several ``(kind, job_id, nodes)`` actions as ``pending`` in one commit
-        (``incarnations``: each job's restart count, 0 by default)."""
-        now = self.clock()
-        acts = list(actions)
-        incs = list(incarnations) if incarnations is not None else [0] * len(acts)
-        with self.sessions.begin() as s:
-            rows = [
-                ActionRow(
-                    kind=kind,
-                    job_id=job_id,
-                    nodes=_join(nodes) or None,
-                    cycle_id=cycle_id,
-                    time=time_,
-                    created_at=now,
-                    state="pending",
-                    incarnation=inc,
-                )
-                for (kind, job_id, nodes), inc in zip(acts, incs, strict=True)
-            ]
-            s.add_all(rows)
-            s.flush()
-            return [r.id for r in rows]
-
-    def finish_actions(self, outcomes: Iterable[tuple[int, str, str | None, str | None]]) -> None:
-        """Record several ``(id, state, result, error)`` outcomes in one commit."""
-        now = self.clock()
-        rows = []
-        for action_id, state, result, error in outcomes:
-            if state not in ("done", "failed"):
-                raise ValueError(f"action state {state!r} must be done or failed")
-            rows.append(
-                {
-                    "id": action_id,
-                    "state": state,
-                    "result": result,
-                    "error": error,
-                    "finished_at": now,
-                }
-            )
-        if rows:
-            with self.sessions.begin() as s:
-                s.execute(update(ActionRow), rows)
-
-    def finish_action(
-        self, action_id: int, state: str, *, result: str | None = None, error: str | None = None
-    ) -> None:
-        """Record the outcome (``done`` or ``failed``) of a journaled action."""
-        if state not in ("done", "failed"):
-            raise ValueError(f"action state {state!r} must be done or failed")
-        with self.sessions.begin() as s:
-            s.execute(
-                update(ActionRow)
-                .where(ActionRow.id == action_id)
-                .values(state=state, result=result, error=error, finished_at=self.clock())
-            )
-
-    def pending_actions(self) -> list[ActionRow]:
-        """Actions journaled without an outcome (the daemon died while carrying them out)."""
-        with self.sessions() as s:
-            return list(s.scalars(select(ActionRow).where(ActionRow.state == "pending")))
-
-    def done_starts(self) -> list[ActionRow]:
-        """Successful starts, oldest first."""
-        with self.sessions() as s:
-            return list(
-                s.scalars(
-                    select(ActionRow)
-                    .where(ActionRow.kind == "start", ActionRow.state == "done")
-                    .order_by(ActionRow.id)
-                )
-            )
-
-    def start_records(self) -> dict[str, StartRecord]:
-        """Each job's last successful start (its incarnation, time and nodes)."""
-        return {
-            a.job_id: StartRecord(a.incarnation, a.time, tuple((a.nodes or "").split(",")))
-            for a in self.done_starts()
-            if a.job_id
-        }
-
-    def requeues_seen(self) -> set[tuple[str, int]]:
-        """``(job, incarnation)`` of every requeue already journaled."""
-        with self.sessions() as s:
-            rows = s.execute(
-                select(ActionRow.job_id, ActionRow.incarnation).where(ActionRow.kind == "requeue")
-            )
-            return {(str(j), int(i)) for j, i in rows}
-
-    def failed_start_counts(self, job_ids: Iterable[str]) -> dict[str, int]:
-        """How many starts of each of these jobs the RMS refused (starts interrupted by a
-        crash, which reconciliation marks failed, are not refusals and do not count)."""
-        ids = list(job_ids)
-        if not ids:
-            return {}
-        out: dict[str, int] = {}
-        with self.sessions() as s:
-            for i in range(0, len(ids), 500):
-                rows = s.execute(
-                    select(ActionRow.job_id, func.count())
-                    .where(
-                        ActionRow.kind == "start",
-                        ActionRow.state == "failed",
-                        ActionRow.job_id.in_(ids[i : i + 500]),
-                        func.coalesce(ActionRow.error, "").not_like(f"{RECONCILED}%"),
-                    )
-                    .group_by(ActionRow.job_id)
-                )
-                out.update({str(j): int(n) for j, n in rows})
-        return out
-
-    def is_empty(self) -> bool:
-        """True for a store that never recorded a cycle nor an action (a new, or lost, one)."""
-        with self.sessions() as s:
-            return (
-                s.scalar(select(func.count()).select_from(CycleRow)) == 0
-                and s.scalar(select(func.count()).select_from(ActionRow)) == 0
-            )
 
     def last_cycle_time(self) -> int | None:
         """The cluster time of the last successful cycle (None before the first)."""

@@ -15,7 +15,7 @@ from wattsched.daemon.api.routes import control, health, jobs, nodes, plan
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
 from wattsched.daemon.metrics import make_registry
-from wattsched.daemon.store import current_revision
+from wattsched.daemon.store_schema import current_revision
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,9 @@ from harnesses import SlurmHarness
 from sqlalchemy import select
 
 from wattsched.daemon.loop import Service
-from wattsched.daemon.store import Store, make_engine, migrate
+from wattsched.daemon.store import Store
 from wattsched.daemon.store_models import ActionRow, JobRow
+from wattsched.daemon.store_schema import make_engine, migrate
 from wattsched.scheduler import dispatcher as registry
 
 pytestmark = pytest.mark.slurm

@@ -11,7 +11,8 @@ from sqlalchemy import Engine, create_engine, text
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.loop import Service
-from wattsched.daemon.store import Store, make_engine, migrate
+from wattsched.daemon.store import Store
+from wattsched.daemon.store_schema import make_engine, migrate
 from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources
 

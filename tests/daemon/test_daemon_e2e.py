@@ -15,8 +15,9 @@ import pytest
 from daemon_proc import TOKEN, run_cli, serve, wait_for, write_config
 from sqlalchemy import select
 
-from wattsched.daemon.store import Store, head_revision, make_engine
+from wattsched.daemon.store import Store
 from wattsched.daemon.store_models import ActionRow, JobRow
+from wattsched.daemon.store_schema import head_revision, make_engine
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ from sqlalchemy import Engine
 
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import ConfigError, Settings, load_config, weak_token
-from wattsched.daemon.store import make_engine, migrate
+from wattsched.daemon.store_schema import make_engine, migrate
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -14,8 +14,8 @@ from sqlalchemy import Engine, func, select
 
 from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.instance_lock import InstanceLockHeld, acquire_instance_lock
-from wattsched.daemon.store import make_engine
 from wattsched.daemon.store_models import ActionRow, CycleRow
+from wattsched.daemon.store_schema import make_engine
 
 
 def counts(db: Path) -> tuple[int, int]:

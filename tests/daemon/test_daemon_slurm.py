@@ -17,8 +17,9 @@ from daemon_proc import REPO, run_cli, serve, wait_for
 from daemon_services import free_port
 from sqlalchemy import select
 
-from wattsched.daemon.store import Store, make_engine
+from wattsched.daemon.store import Store
 from wattsched.daemon.store_models import ActionRow, PowerSampleRow
+from wattsched.daemon.store_schema import make_engine
 
 sys.path.insert(0, str(REPO / "tests" / "connectors"))  # the Slurm fixture's harness
 from slurm_cluster import SlurmCluster, missing_binaries, start_cluster

@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select, text
 
-from wattsched.daemon.store import (
+from wattsched.daemon.store import Store
+from wattsched.daemon.store_models import ActionRow, CycleRow, JobRow, PlanEntryRow
+from wattsched.daemon.store_schema import (
     SchemaError,
-    Store,
     check_schema,
     current_revision,
     head_revision,
     make_engine,
     migrate,
 )
-from wattsched.daemon.store_models import ActionRow, CycleRow, JobRow, PlanEntryRow
 
 
 def test_upgrade_from_empty(tmp_path: Path) -> None:

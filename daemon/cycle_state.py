@@ -1,0 +1,147 @@
+"""What the daemon keeps between cycles: the cap put on snapshots, the power estimate, the
+cycle summary the API and metrics read, and the counters.
+
+The daemon decides the power cap (the RMS knows none): the connector's snapshots are seen
+through :class:`CapView`, which puts the configured cap (or the one set over the API) on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wattsched.connectors.base import Capability, Connector, StartResult
+from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
+
+CYCLE_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+"""Upper bounds (seconds) of the cycle-duration histogram."""
+
+
+class CapView(Connector):
+    """A connector whose snapshots carry the daemon's power cap; everything else delegates."""
+
+    def __init__(self, inner: Connector, cap: PowerCap) -> None:
+        self.inner = inner
+        self.cap = cap
+        self.name = inner.name
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return self.inner.capabilities
+
+    def snapshot(self) -> Snapshot:
+        return dataclasses.replace(self.inner.snapshot(), cap=self.cap)
+
+    def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
+        return self.inner.start(job_id, nodes)
+
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        self.inner.hold(job_id, operator=operator)
+
+    def release(self, job_id: str) -> None:
+        self.inner.release(job_id)
+
+    def power(self, node: str, on: bool) -> None:
+        self.inner.power(node, on)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def estimate_power(snap: Snapshot) -> tuple[float, int]:
+    """The IT power of the snapshot from the node power models, and the number of nodes on."""
+    nodes = {n.name: n for n in snap.nodes}
+    watts = sum(n.power.state_watts(n.state) for n in snap.nodes)
+    busy: set[str] = set()
+    for rj in snap.running:
+        for name in rj.nodes:
+            node = nodes.get(name)
+            if node is None:
+                continue
+            busy.add(name)
+            unit_w = rj.job.unit_power_w
+            watts += unit_w if unit_w is not None else node.power.unit_watts(rj.job.unit)
+    watts += sum(nodes[n].power.first_core_w for n in busy)
+    on = sum(1 for n in snap.nodes if n.state is PowerState.ON)
+    return watts, on
+
+
+def planned_mean_wait(snap: Snapshot, plan: Plan) -> float | None:
+    """Mean of (planned start - submit) over the queued jobs the plan places (None: none)."""
+    submit = {j.id: j.submit for j in snap.queued}
+    waits = [a.start - submit[a.job_id] for a in plan.assignments if a.job_id in submit]
+    return sum(waits) / len(waits) if waits else None
+
+
+@dataclass(frozen=True, slots=True)
+class CycleSummary:
+    """The last cycle as the API and the metrics serve it (replaced whole, never mutated)."""
+
+    cycle_id: int | None
+    ok: bool
+    started_at: float
+    duration_s: float
+    time: int | None = None
+    error: str | None = None
+    power_w: float | None = None
+    cap_w: float | None = None
+    nodes_by_state: dict[str, int] = field(default_factory=dict)
+    jobs_by_state: dict[str, int] = field(default_factory=dict)
+    planned: int = 0
+    planned_mean_wait_s: float | None = None
+    solver_status: str | None = None
+    started: int = 0
+
+
+class Counters:
+    """The loop's counters (actions, errors, energy, cycle durations), read by the metrics."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.actions: Counter[tuple[str, str]] = Counter()
+        self.errors: Counter[str] = Counter()
+        self.energy_j = 0.0
+        self.cycle_buckets = [0] * len(CYCLE_BUCKETS)
+        self.cycle_count = 0
+        self.cycle_sum = 0.0
+        self.cycles_total = 0
+
+    def action(self, kind: str, result: str) -> None:
+        """Count an action outcome."""
+        with self._lock:
+            self.actions[(kind, result)] += 1
+
+    def error(self, kind: str) -> None:
+        """Count an error."""
+        with self._lock:
+            self.errors[kind] += 1
+
+    def cycle(self, seconds: float) -> None:
+        """Observe one cycle's duration."""
+        with self._lock:
+            self.cycle_count += 1
+            self.cycle_sum += seconds
+            for i, bound in enumerate(CYCLE_BUCKETS):
+                if seconds <= bound:
+                    self.cycle_buckets[i] += 1
+
+    def add_energy(self, joules: float) -> None:
+        """Add to the energy counter."""
+        with self._lock:
+            self.energy_j += joules
+
+    def copy(self) -> dict[str, Any]:
+        """A consistent copy of every counter."""
+        with self._lock:
+            return {
+                "actions": dict(self.actions),
+                "errors": dict(self.errors),
+                "energy_j": self.energy_j,
+                "cycle_buckets": list(self.cycle_buckets),
+                "cycle_count": self.cycle_count,
+                "cycle_sum": self.cycle_sum,
+            }

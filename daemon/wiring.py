@@ -1,0 +1,129 @@
+"""The daemon built from its settings: store, connector (the simulated cluster restored from
+the journal), dispatcher, cap."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from wattsched.connectors.base import Connector, ConnectorError
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.config import Settings
+from wattsched.daemon.loop import Service
+from wattsched.daemon.store import Store
+from wattsched.daemon.store_schema import check_schema, make_engine
+from wattsched.scheduler import dispatcher as dispatchers
+from wattsched.scheduler.model import PowerCap
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+
+def read_cap(settings: Settings, origin: int) -> PowerCap:
+    """The configured cap: constant, a profile file (offsets from ``origin``), or none."""
+    if settings.power_cap_w is not None:
+        return PowerCap.constant(settings.power_cap_w)
+    if settings.power_cap_file is not None:
+        from wattsched.connectors.traces.caps import read_power_cap
+
+        return read_power_cap(settings.power_cap_file, origin=origin)
+    return PowerCap.unlimited()
+
+
+def build_simulated(settings: Settings) -> SimulatedCluster:
+    """The simulated cluster of the ``[connector]`` table (Eurora or SWF workload)."""
+    from wattsched.connectors.traces import eurora
+
+    c = settings.connector
+    if c.nodes_file is not None:
+        nodes = eurora.read_eurora_nodes(c.nodes_file)
+    else:
+        from wattsched.connectors.traces import read_system_toml
+
+        assert c.system_file is not None  # guaranteed by the settings' validator
+        nodes = list(read_system_toml(c.system_file))
+    assert c.trace_file is not None
+    if c.trace_format == "eurora":
+        queues = eurora.read_queues(c.queues_file) if c.queues_file else {}
+        power = (
+            eurora.read_power_predictions(c.power_predictions_file)
+            if (c.power_predictions_file)
+            else None
+        )
+        jobs = eurora.read_eurora_jobs(c.trace_file, queues=queues, power=power).jobs
+    else:
+        from wattsched.connectors.traces.swf import read_swf
+
+        cores = max(n.capacity.cores for n in nodes)
+        jobs = read_swf(c.trace_file, cores_per_node=cores, nodes=len(nodes)).jobs
+    t0 = min((j.submit for j in jobs), default=0)
+    return SimulatedCluster(nodes, jobs, read_cap(settings, t0), offline=c.offline)
+
+
+def restore_simulation(cluster: SimulatedCluster, store: Store) -> int:
+    """Replay the journal's successful starts on a fresh simulated cluster (after a restart).
+
+    The simulated cluster lives in the daemon's memory; its state is rebuilt from the store,
+    the one source of truth: each journaled start is carried out again at its cluster time,
+    then the clock is set to the last cycle's. Returns how many starts were replayed.
+    """
+    n = 0
+    for a in store.done_starts():
+        if a.time > cluster.now:
+            cluster.advance_to(a.time)
+        try:
+            cluster.start(str(a.job_id), (a.nodes or "").split(","))
+            n += 1
+        except ConnectorError as exc:
+            log.error("could not replay the start of job %s: %s", a.job_id, exc)
+    last = store.last_cycle_time()
+    if last is not None and last > cluster.now:
+        cluster.advance_to(last)
+    return n
+
+
+def build_service(settings: Settings, *, check: bool = True, clock: Clock = time.time) -> Service:
+    """The daemon from its settings: store (schema checked), connector, dispatcher, cap."""
+    engine = make_engine(settings.database_url)
+    if check:
+        check_schema(engine)
+    store = Store(engine, clock=clock)
+    dispatcher = dispatchers.create(settings.dispatcher, **settings.dispatcher_params)
+    before: Callable[[], None] | None = None
+    connector: Connector
+    if settings.connector.kind == "simulated":
+        cluster = build_simulated(settings)
+        restore_simulation(cluster, store)
+        step = max(1, round(settings.cycle_seconds * settings.connector.speedup))
+        first = [True]
+
+        def advance() -> None:
+            # Each cycle moves the virtual clock by cycle_seconds x speedup (the first none).
+            if first[0]:
+                first[0] = False
+                return
+            cluster.advance_to(cluster.now + step)
+
+        before = advance
+        connector = cluster
+        origin = cluster.start_time
+    else:
+        from wattsched.connectors import config as connector_config  # the connectors issue
+
+        connector = connector_config.build_connector(settings.connector.params)
+        origin = int(clock())
+    service = Service(
+        connector,
+        dispatcher,
+        store,
+        mode=settings.mode,
+        cap=read_cap(settings, origin),
+        cycle_seconds=settings.cycle_seconds,
+        max_start_attempts=settings.max_start_attempts,
+        requeue=settings.requeue,
+        before_cycle=before,
+        clock=clock,
+    )
+    return service
