@@ -30,10 +30,12 @@ from slurm_cluster import start_cluster  # noqa: E402
 from wattsched.connectors.rms_options import RMSOptions  # noqa: E402
 from wattsched.connectors.runner import LocalRunner  # noqa: E402
 from wattsched.connectors.slurm import SlurmConnector  # noqa: E402
-from wattsched.connectors.slurm_json import (  # noqa: E402
+from wattsched.connectors.slurm_jobs import (  # noqa: E402
     parse_jobs,
-    parse_nodes,
     parse_scontrol_jobs,
+)
+from wattsched.connectors.slurm_json import (  # noqa: E402
+    parse_nodes,
 )
 
 

@@ -42,16 +42,18 @@ from wattsched.connectors.base import (
 )
 from wattsched.connectors.rms_options import PowerBusyError, RMSOptions, per_unit
 from wattsched.connectors.runner import CommandRunner
-from wattsched.connectors.slurm_json import (
+from wattsched.connectors.slurm_jobs import (
     SlurmJob,
+    parse_jobs,
+    parse_key_values,
+    parse_scontrol_jobs,
+)
+from wattsched.connectors.slurm_json import (
     SlurmNode,
     fold_hostlist,
     load_json,
-    parse_jobs,
-    parse_key_values,
     parse_node_record,
     parse_nodes,
-    parse_scontrol_jobs,
 )
 from wattsched.scheduler.model import (
     END_STATES,

@@ -8,16 +8,18 @@ import pytest
 
 from wattsched.connectors.base import RMSParseError
 from wattsched.connectors.slurm import available, power_state
+from wattsched.connectors.slurm_jobs import (
+    parse_jobs,
+    parse_key_values,
+    parse_scontrol_jobs,
+    time_limit_minutes,
+)
 from wattsched.connectors.slurm_json import (
     expand_hostlist,
     number,
-    parse_jobs,
-    parse_key_values,
     parse_node_record,
     parse_nodes,
-    parse_scontrol_jobs,
     size_mb,
-    time_limit_minutes,
 )
 from wattsched.scheduler.model import PowerState
 
