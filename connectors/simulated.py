@@ -15,63 +15,30 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from wattsched.connectors.base import (
     Capability,
     Connector,
-    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
     UnknownNodeError,
 )
+from wattsched.connectors.simulated_books import JobRecord, NodeBook, PowerSample, check_start
 from wattsched.scheduler.model import (
-    RESOURCES,
     Job,
     Node,
     PowerCap,
     PowerState,
     RunningJob,
     Snapshot,
-    placement_error,
     power_transition,
 )
 
 _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
-
-
-@dataclass(slots=True)
-class JobRecord:
-    """What happened to one job in the simulation."""
-
-    job: Job
-    submit: int
-    start: int | None = None
-    end: int | None = None
-    nodes: tuple[str, ...] = ()
-    power_w: float = 0.0
-    killed: bool = False
-
-
-@dataclass(slots=True)
-class PowerSample:
-    """The cluster between two events: from ``time`` on, until the next sample."""
-
-    time: int
-    it_power_w: float
-    cap_w: float
-    nodes_on: int
-    queued: int
-    running: int
-
-
-@dataclass(slots=True)
-class _NodeBook:
-    free: list[int]
-    busy_units: int = 0
-    unit_watts: float = 0.0
-    jobs: dict[str, int] = field(default_factory=dict)
+"""Event kinds, in the order events of one instant are handled (plain ints: the heap
+compares them millions of times in a replay)."""
 
 
 class SimulatedCluster(Connector):
@@ -105,7 +72,7 @@ class SimulatedCluster(Connector):
         self._nodes: list[Node] = list(nodes)
         self._node_tuple: tuple[Node, ...] = tuple(self._nodes)
         self._index = {n.name: i for i, n in enumerate(self._nodes)}
-        self._books = [_NodeBook(free=list(n.capacity.as_tuple())) for n in self._nodes]
+        self._books = [NodeBook(free=list(n.capacity.as_tuple())) for n in self._nodes]
         self._arrivals = ordered
         self._next_arrival = 0
         self._queue: dict[str, Job] = {}
@@ -160,38 +127,8 @@ class SimulatedCluster(Connector):
             raise UnknownJobError(f"job {job_id} is not pending")
         if job.held:
             raise UnknownJobError(f"job {job_id} is held")
-        why = placement_error(job, nodes)
-        if why:
-            raise PlacementError(job_id, nodes, why)
-        need = job.unit.as_tuple()
-        needed = [(r, a) for r, a in enumerate(need) if a]
-        want: dict[int, int] = {}
-        for name in nodes:
-            i = self._index.get(name)
-            if i is None:
-                raise UnknownNodeError(f"node {name!r} does not exist")
-            node = self._nodes[i]
-            if node.state is not PowerState.ON or not node.available:
-                raise RMSCommandError(
-                    ["start", job_id, name], 1, f"node {name} is {node.state.value}"
-                )
-            want[i] = want.get(i, 0) + 1
-        for i in want:
-            others = self._books[i].jobs
-            if others and (job.exclusive or any(self._running[o].job.exclusive for o in others)):
-                raise PlacementError(
-                    job_id, nodes, f"node {self._nodes[i].name} is shared with an exclusive job"
-                )
-        for i, k in want.items():
-            free = self._books[i].free
-            for r, amount in needed:
-                if amount * k > free[r]:
-                    raise RMSCommandError(
-                        ["start", job_id, self._nodes[i].name],
-                        1,
-                        f"node {self._nodes[i].name} lacks {RESOURCES[r]}: "
-                        f"{amount * k} asked, {free[r]} free",
-                    )
+        want = check_start(job, nodes, self._index, self._nodes, self._books, self._running)
+        needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
         watts = 0.0
         for i, k in want.items():
             book = self._books[i]

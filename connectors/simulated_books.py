@@ -1,0 +1,88 @@
+"""The simulated cluster's own books: what happened to each job, the power between events,
+each node's free resources, and the checks a start must pass (the same typed errors a real
+RMS connector raises)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from wattsched.connectors.base import PlacementError, RMSCommandError, UnknownNodeError
+from wattsched.scheduler.model import RESOURCES, Job, Node, PowerState, RunningJob, placement_error
+
+
+@dataclass(slots=True)
+class JobRecord:
+    """What happened to one job in the simulation."""
+
+    job: Job
+    submit: int
+    start: int | None = None
+    end: int | None = None
+    nodes: tuple[str, ...] = ()
+    power_w: float = 0.0
+    killed: bool = False
+
+
+@dataclass(slots=True)
+class PowerSample:
+    """The cluster between two events: from ``time`` on, until the next sample."""
+
+    time: int
+    it_power_w: float
+    cap_w: float
+    nodes_on: int
+    queued: int
+    running: int
+
+
+@dataclass(slots=True)
+class NodeBook:
+    free: list[int]
+    busy_units: int = 0
+    unit_watts: float = 0.0
+    jobs: dict[str, int] = field(default_factory=dict)
+
+
+def check_start(
+    job: Job,
+    nodes: Sequence[str],
+    index: Mapping[str, int],
+    node_list: Sequence[Node],
+    books: Sequence[NodeBook],
+    running: Mapping[str, RunningJob],
+) -> dict[int, int]:
+    """Node index -> units of a start of ``job`` on ``nodes`` that the books accept; raises
+    the typed error of the first rule it breaks (placement, unknown or unusable node, an
+    exclusive job, room)."""
+    why = placement_error(job, nodes)
+    if why:
+        raise PlacementError(job.id, nodes, why)
+    need = job.unit.as_tuple()
+    needed = [(r, a) for r, a in enumerate(need) if a]
+    want: dict[int, int] = {}
+    for name in nodes:
+        i = index.get(name)
+        if i is None:
+            raise UnknownNodeError(f"node {name!r} does not exist")
+        node = node_list[i]
+        if node.state is not PowerState.ON or not node.available:
+            raise RMSCommandError(["start", job.id, name], 1, f"node {name} is {node.state.value}")
+        want[i] = want.get(i, 0) + 1
+    for i in want:
+        others = books[i].jobs
+        if others and (job.exclusive or any(running[o].job.exclusive for o in others)):
+            raise PlacementError(
+                job.id, nodes, f"node {node_list[i].name} is shared with an exclusive job"
+            )
+    for i, k in want.items():
+        free = books[i].free
+        for r, amount in needed:
+            if amount * k > free[r]:
+                raise RMSCommandError(
+                    ["start", job.id, node_list[i].name],
+                    1,
+                    f"node {node_list[i].name} lacks {RESOURCES[r]}: "
+                    f"{amount * k} asked, {free[r]} free",
+                )
+    return want
