@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
-from wattsched.scheduler.mapper import EPS_W, ClusterState, IntArray, JobVec
+from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
+from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 
 
 class _Reservation:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wattsched.scheduler.mapper import ClusterState, IntArray, JobVec, StateCache
+from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Job
+from wattsched.scheduler.node_arrays import IntArray, JobVec
 
 OrderFn = Callable[[ClusterState], IntArray]
 PostponeHook = Callable[[int, Job, list[str]], None]

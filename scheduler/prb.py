@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_key, prb_order, register
 from wattsched.scheduler.listsched import list_schedule
-from wattsched.scheduler.mapper import ClusterState, IntArray
+from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Plan, Snapshot, SolverStats
+from wattsched.scheduler.node_arrays import IntArray
 from wattsched.scheduler.queueindex import QueueIndex
 
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from wattsched.scheduler.mapper import IntArray
 from wattsched.scheduler.model import Job
+from wattsched.scheduler.node_arrays import IntArray
 
 KeyFn = Callable[[Job], tuple[float | int | str, ...]]
 
