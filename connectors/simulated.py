@@ -33,8 +33,8 @@ from wattsched.scheduler.model import (
     PowerState,
     RunningJob,
     Snapshot,
-    power_transition,
 )
+from wattsched.scheduler.power_transitions import power_transition
 
 _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
 """Event kinds, in the order events of one instant are handled (plain ints: the heap
@@ -238,20 +238,7 @@ class SimulatedCluster(Connector):
                 e[2] == _CAP or e[2] == _WAKE for e in self._events
             ):
                 return False
-            self._account(t)
-            self.now = t
-            kinds = set()
-            while self._events and self._events[0][0] <= t:
-                _, _, kind, key = heapq.heappop(self._events)
-                kinds.add(kind)
-                if kind == _END:
-                    self._finish(key)
-                elif kind == _POWER_DONE:
-                    self._power_done(key)
-                elif kind == _WAKE:
-                    self._wakes.discard(t)
-            arrived = self._admit_arrivals()
-            self._sample()
+            arrived, kinds = self._step(t)
             if arrived or kinds - {_CAP} or self._queue:
                 return True
 
@@ -262,22 +249,29 @@ class SimulatedCluster(Connector):
             nxt = self.next_event_time()
             if nxt is None or nxt > t:
                 break
-            self._account(nxt)
-            self.now = nxt
-            while self._events and self._events[0][0] <= nxt:
-                _, _, kind, key = heapq.heappop(self._events)
-                if kind == _END:
-                    self._finish(key)
-                elif kind == _POWER_DONE:
-                    self._power_done(key)
-                elif kind == _WAKE:
-                    self._wakes.discard(nxt)
-            self._admit_arrivals()
-            self._sample()
+            self._step(nxt)
         if t > self.now:
             self._account(t)
             self.now = t
             self._sample()
+
+    def _step(self, t: int) -> tuple[bool, set[int]]:
+        """Move the clock to ``t`` and apply every event due then; (jobs arrived, event kinds)."""
+        self._account(t)
+        self.now = t
+        kinds: set[int] = set()
+        while self._events and self._events[0][0] <= t:
+            _, _, kind, key = heapq.heappop(self._events)
+            kinds.add(kind)
+            if kind == _END:
+                self._finish(key)
+            elif kind == _POWER_DONE:
+                self._power_done(key)
+            elif kind == _WAKE:
+                self._wakes.discard(t)
+        arrived = self._admit_arrivals()
+        self._sample()
+        return arrived, kinds
 
     @property
     def pending_arrivals(self) -> int:

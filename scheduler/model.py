@@ -73,43 +73,14 @@ class Placement(enum.StrEnum):
 
 
 class PowerState(enum.StrEnum):
-    """A node's power state. Transitions are guarded by :func:`power_transition`."""
+    """A node's power state. Transitions are guarded by
+    :func:`~wattsched.scheduler.power_transitions.power_transition`."""
 
     ON = "on"
     OFF = "off"
     BOOTING = "booting"
     SHUTTING_DOWN = "shutting_down"
     FAILED = "failed"
-
-
-_TRANSITIONS: dict[tuple[PowerState, str], PowerState] = {
-    (PowerState.ON, "power_off"): PowerState.SHUTTING_DOWN,
-    (PowerState.SHUTTING_DOWN, "done"): PowerState.OFF,
-    (PowerState.OFF, "power_on"): PowerState.BOOTING,
-    (PowerState.BOOTING, "done"): PowerState.ON,
-    (PowerState.BOOTING, "fail"): PowerState.FAILED,
-    (PowerState.SHUTTING_DOWN, "fail"): PowerState.FAILED,
-    (PowerState.FAILED, "power_on"): PowerState.BOOTING,
-    (PowerState.FAILED, "power_off"): PowerState.SHUTTING_DOWN,
-    (PowerState.ON, "fail"): PowerState.FAILED,
-}
-
-
-class PowerTransitionError(ModelError):
-    """A power command that makes no sense in the node's current state."""
-
-
-def power_transition(state: PowerState, event: str) -> PowerState:
-    """The state after ``event`` (``power_on``, ``power_off``, ``done``, ``fail``).
-
-    The one state machine for node power; raises :class:`PowerTransitionError` otherwise.
-    """
-    try:
-        return _TRANSITIONS[(state, event)]
-    except KeyError:
-        raise PowerTransitionError(
-            f"no power transition from {state.value!r} on {event!r}"
-        ) from None
 
 
 @dataclass(frozen=True, slots=True)
