@@ -7,6 +7,7 @@ replay at every event of the simulated cluster's virtual clock. It reads no cloc
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.scheduler.dispatcher import Dispatcher
-from wattsched.scheduler.model import Assignment, Plan, Snapshot
+from wattsched.scheduler.model import Assignment, Plan, PowerCap, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +39,17 @@ def run_cycle(
     *,
     act: bool = True,
     timer: Timer = time.perf_counter,
+    cap: PowerCap | None = None,
 ) -> CycleResult:
     """One control cycle. With ``act=False`` (advise mode) the plan is only returned.
 
-    A failing start is logged and reported in the result; the cycle goes on with the next.
+    ``cap``: the power cap to plan under (the daemon decides it: an RMS knows none); None
+    keeps the snapshot's (the simulated cluster's own cap, in replays). A failing start is
+    logged and reported in the result; the cycle goes on with the next.
     """
     snap = connector.snapshot()
+    if cap is not None:
+        snap = dataclasses.replace(snap, cap=cap)
     t0 = timer()
     plan = dispatcher.plan(snap)
     result = CycleResult(snap, plan, timer() - t0)

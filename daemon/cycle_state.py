@@ -1,55 +1,18 @@
-"""What the daemon keeps between cycles: the cap put on snapshots, the power estimate, the
-cycle summary the API and metrics read, and the counters.
-
-The daemon decides the power cap (the RMS knows none): the connector's snapshots are seen
-through :class:`CapView`, which puts the configured cap (or the one set over the API) on them.
+"""What the daemon keeps between cycles: the power estimate, the cycle summary the API and
+metrics read, and the counters.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wattsched.connectors.base import Capability, Connector, StartResult
-from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
+from wattsched.scheduler.model import Plan, PowerState, Snapshot
 
 CYCLE_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Upper bounds (seconds) of the cycle-duration histogram."""
-
-
-class CapView(Connector):
-    """A connector whose snapshots carry the daemon's power cap; everything else delegates."""
-
-    def __init__(self, inner: Connector, cap: PowerCap) -> None:
-        self.inner = inner
-        self.cap = cap
-        self.name = inner.name
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return self.inner.capabilities
-
-    def snapshot(self) -> Snapshot:
-        return dataclasses.replace(self.inner.snapshot(), cap=self.cap)
-
-    def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        return self.inner.start(job_id, nodes)
-
-    def hold(self, job_id: str, *, operator: bool = False) -> None:
-        self.inner.hold(job_id, operator=operator)
-
-    def release(self, job_id: str) -> None:
-        self.inner.release(job_id)
-
-    def power(self, node: str, on: bool) -> None:
-        self.inner.power(node, on)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def estimate_power(snap: Snapshot) -> tuple[float, int]:

@@ -4,13 +4,14 @@ requeues seen). A mixin of :class:`~wattsched.daemon.store.Store`."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import sessionmaker
 
 from wattsched.daemon.job_records import StartRecord
-from wattsched.daemon.store_models import ActionRow, CycleRow
+from wattsched.daemon.store_models import ActionRow, CycleRow, SettingRow
 
 RECONCILED = "reconciled:"
 """Prefix of the error of an action that a restart found pending (interrupted, not refused)."""
@@ -177,3 +178,42 @@ class Journal:
                 s.scalar(select(func.count()).select_from(CycleRow)) == 0
                 and s.scalar(select(func.count()).select_from(ActionRow)) == 0
             )
+
+    # -- settings changed over the API ---------------------------------------------------------
+
+    def save_setting(self, key: str, value: object, by: str, *, time_: int) -> None:
+        """Keep ``key = value`` (set over the API by ``by``) and journal it, in one commit."""
+        now = self.clock()
+        with self.sessions.begin() as s:
+            s.merge(SettingRow(key=key, value=json.dumps(value), set_at=now, set_by=by))
+            s.add(
+                ActionRow(
+                    kind="setting", job_id=None, nodes=None, cycle_id=None, time=time_,
+                    created_at=now, finished_at=now, state="done",
+                    result=f"{key} = {json.dumps(value)} by {by}",
+                )
+            )  # fmt: skip
+
+    def settings(self) -> dict[str, tuple[object, float, str]]:
+        """The settings changed over the API: key -> (value, when, by whom)."""
+        with self.sessions() as s:
+            return {
+                r.key: (json.loads(r.value), r.set_at, r.set_by)
+                for r in s.scalars(select(SettingRow))
+            }
+
+    def reset_settings(self, by: str, *, time_: int) -> list[str]:
+        """Forget every setting changed over the API (journaled); the keys that were set."""
+        now = self.clock()
+        with self.sessions.begin() as s:
+            keys = list(s.scalars(select(SettingRow.key)))
+            s.execute(delete(SettingRow))
+            if keys:
+                s.add(
+                    ActionRow(
+                        kind="setting", job_id=None, nodes=None, cycle_id=None, time=time_,
+                        created_at=now, finished_at=now, state="done",
+                        result=f"reset {', '.join(sorted(keys))} by {by}",
+                    )
+                )  # fmt: skip
+        return keys

@@ -28,7 +28,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.cycle_state import (
-    CapView,
     Counters,
     CycleSummary,
     estimate_power,
@@ -72,7 +71,15 @@ class Service:
         clock: Clock = time.time,
         timer: Clock = time.perf_counter,
     ) -> None:
-        self.view = CapView(connector, cap or PowerCap.unlimited())
+        self.connector = connector
+        self.cap: PowerCap = cap or PowerCap.unlimited()
+        """The power cap the dispatcher plans under (an input of every cycle)."""
+        self.configured: dict[str, object] = {"mode": mode, "cap": self.cap}
+        """The values of the file and environment (what a reset of the API's returns to)."""
+        self.sources: dict[str, str] = {}
+        """Where each setting comes from: file, environment, default or api."""
+        self.configured_sources: dict[str, str] = {}
+        """Where each setting came from before any API change (what a reset returns to)."""
         self.dispatcher = dispatcher
         self.store = store
         self.mode = mode
@@ -100,22 +107,54 @@ class Service:
 
     # -- configuration changes (API) ------------------------------------------------------
 
-    @property
-    def cap(self) -> PowerCap:
-        """The power cap the dispatcher plans under."""
-        return self.view.cap
+    def set_power_cap(self, watts: float | None, by: str | None = None) -> None:
+        """A constant cap from now on (None: no cap); ``by``: kept in the store and journaled
+        (it comes back after a restart), else only for this process."""
+        self.cap = PowerCap.constant(watts) if watts is not None else PowerCap.unlimited()
+        if by is not None:
+            self.store.save_setting("power_cap_w", watts, by, time_=self._cluster_time())
+            self.sources["power_cap_w"] = "api"
+        log.info("power cap set to %s W%s", watts, f" by {by}" if by else "")
 
-    def set_power_cap(self, watts: float | None) -> None:
-        """A constant cap from now on (None: no cap)."""
-        self.view.cap = PowerCap.constant(watts) if watts is not None else PowerCap.unlimited()
-        log.info("power cap set to %s W", watts)
-
-    def set_mode(self, mode: str) -> None:
-        """Switch between ``advise`` and ``enforce``."""
+    def set_mode(self, mode: str, by: str | None = None) -> None:
+        """Switch between ``advise`` and ``enforce`` (``by``: as :meth:`set_power_cap`)."""
         if mode not in ("advise", "enforce"):
             raise ValueError(f"mode {mode!r} must be advise or enforce")
         self.mode = mode
-        log.info("mode set to %s", mode)
+        if by is not None:
+            self.store.save_setting("mode", mode, by, time_=self._cluster_time())
+            self.sources["mode"] = "api"
+        log.info("mode set to %s%s", mode, f" by {by}" if by else "")
+
+    def apply_saved_settings(self) -> list[str]:
+        """Take back the settings changed over the API before a restart; their keys."""
+        saved = self.store.settings()
+        if "mode" in saved:
+            self.mode = str(saved["mode"][0])
+            self.sources["mode"] = "api"
+        if "power_cap_w" in saved:
+            watts = saved["power_cap_w"][0]
+            self.cap = (
+                PowerCap.constant(float(str(watts))) if watts is not None else PowerCap.unlimited()
+            )
+            self.sources["power_cap_w"] = "api"
+        for key, (value, _, by) in saved.items():
+            log.info("%s = %s (set over the API by %s)", key, value, by)
+        return list(saved)
+
+    def reset_settings(self, by: str) -> list[str]:
+        """Forget the API's settings: back to the file's and the environment's values."""
+        keys = self.store.reset_settings(by, time_=self._cluster_time())
+        self.mode = str(self.configured["mode"])
+        cap = self.configured["cap"]
+        assert isinstance(cap, PowerCap)
+        self.cap = cap
+        for key in keys:
+            self.sources[key] = self.configured_sources.get(key, "default")
+        return keys
+
+    def _cluster_time(self) -> int:
+        return self.last.time if self.last is not None and self.last.time is not None else 0
 
     # -- start-up ----------------------------------------------------------------------------
 
@@ -131,7 +170,7 @@ class Service:
         if not pending:
             self._reconciled = True
             return 0
-        snap = self.view.snapshot()
+        snap = self.connector.snapshot()
         running = {rj.job.id for rj in snap.running}
         queued = {j.id for j in snap.queued}
         for a in pending:
@@ -188,7 +227,9 @@ class Service:
                 self.reconcile()
             if self.before_cycle is not None:
                 self.before_cycle()
-            result = run_cycle(self.view, self.dispatcher, act=False, timer=self.timer)
+            result = run_cycle(
+                self.connector, self.dispatcher, act=False, timer=self.timer, cap=self.cap
+            )
         except ConnectorError as exc:
             return self._failed(wall0, t0, mode, "rms", exc)
         except Exception as exc:
@@ -216,7 +257,7 @@ class Service:
                 self._starts,
             )
             keep_back, hold_failures = handle_requeues(
-                self.view, self.store, snap, plan, self._starts, self._requeues,
+                self.connector, self.store, snap, plan, self._starts, self._requeues,
                 mode=mode, policy=self.requeue, cycle_id=cycle_id,
             )  # fmt: skip
             for _ in range(hold_failures):
@@ -328,7 +369,7 @@ class Service:
             try:
                 for action_id, a in zip(ids, batch, strict=True):
                     try:
-                        self.view.start(a.job_id, a.nodes)
+                        self.connector.start(a.job_id, a.nodes)
                     except ConnectorError as exc:
                         log.warning(
                             "start of job %s on %s failed: %s", a.job_id, ",".join(a.nodes), exc
@@ -360,7 +401,7 @@ class Service:
             self._timer.stop()
             self._timer = None
         with self._lock:
-            self.view.close()
+            self.connector.close()
 
     def readiness(self, stale_periods: float = 3.0, max_failures: int = 3) -> str:
         """Why the daemon is not ready ("" when it is): no successful cycle within

@@ -119,7 +119,7 @@ def empty_store_problem(service: Any) -> str:
     if not service.store.is_empty():
         return ""
     try:
-        running = service.view.snapshot().running
+        running = service.connector.snapshot().running
     except Exception:  # the RMS is unreachable: the first cycle will say so
         return ""
     if not running:

@@ -162,3 +162,16 @@ class PowerSampleRow(Base):
     it_power_w: Mapped[float] = mapped_column(Float)
     cap_w: Mapped[float | None] = mapped_column(Float)
     nodes_on: Mapped[int] = mapped_column(Integer)
+
+
+class SettingRow(Base):
+    """A setting changed over the API (``power_cap_w``, ``mode``): it wins over the file and
+    the environment, and survives a restart, until reset."""
+
+    __tablename__ = "setting_overrides"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    """JSON."""
+    set_at: Mapped[float] = mapped_column(Float)
+    set_by: Mapped[str] = mapped_column(String(128))

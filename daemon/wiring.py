@@ -4,6 +4,7 @@ the journal), dispatcher, cap."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -126,4 +127,28 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         before_cycle=before,
         clock=clock,
     )
+    sources = setting_sources(settings)
+    service.sources = dict(sources)
+    service.configured_sources = dict(sources)
+    service.apply_saved_settings()
     return service
+
+
+SOURCED = ("mode", "power_cap_w", "cycle_seconds", "dispatcher", "database_url")
+"""The settings whose origin ``/status`` shows."""
+
+
+def setting_sources(settings: Settings) -> dict[str, str]:
+    """Where each of :data:`SOURCED` comes from: ``environment`` (a ``WATTSCHED_`` variable),
+    ``file`` (the TOML file), or ``default``. (``api`` once changed over the API.)"""
+    out = {}
+    for key in SOURCED:
+        if os.environ.get(f"WATTSCHED_{key.upper()}") is not None:
+            out[key] = "environment"
+        elif key in settings.model_fields_set or (
+            key == "power_cap_w" and settings.power_cap_file is not None
+        ):
+            out[key] = "file"
+        else:
+            out[key] = "default"
+    return out

@@ -69,6 +69,10 @@ class Status(BaseModel):
     planned_mean_wait_s: float | None
     nodes_by_state: dict[str, int]
     errors: dict[str, int]
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="where each setting comes from: file, environment, "
+        "default, or api"
+    )  # fmt: skip
 
 
 class NodeOut(BaseModel):
@@ -224,6 +228,10 @@ class ConfigOut(BaseModel):
 
     mode: Literal["advise", "enforce"]
     cap_w: float | None
+    sources: dict[str, str] = Field(
+        default_factory=dict, description="where each setting comes from: file, environment, "
+        "default, or api (changed over the API, kept across restarts)"
+    )  # fmt: skip
 
 
 class CycleOut(BaseModel):

@@ -63,4 +63,5 @@ def get_status(service: ServiceDep, session: SessionDep) -> Status:
         planned_mean_wait_s=last.planned_mean_wait_s if last else None,
         nodes_by_state=dict(last.nodes_by_state) if last else {},
         errors=errors,
+        sources=service.sources,
     )
