@@ -26,7 +26,12 @@ class Capability(enum.StrEnum):
 
 
 class ConnectorError(Exception):
-    """Base of every error a connector raises."""
+    """Base of every error a connector raises; carries the job or node it concerns, if any."""
+
+    def __init__(self, *args: object, job_id: str | None = None, node: str | None = None) -> None:
+        super().__init__(*args)
+        self.job_id = job_id
+        self.node = node
 
 
 class RMSCommandError(ConnectorError):

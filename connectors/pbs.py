@@ -27,6 +27,7 @@ from wattsched.connectors.base import (
     UnknownJobError,
 )
 from wattsched.connectors.pbs_json import PBSJob, PBSNode, parse_pbsnodes, parse_qstat
+from wattsched.connectors.retry import read_command
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
 from wattsched.connectors.runner import CommandRunner
 from wattsched.scheduler.model import (
@@ -76,13 +77,13 @@ class PBSConnector(Connector):
         """``qstat -f -F json [JOB]``."""
         cmd = ["qstat", "-f", "-F", "json"] + ([job_id] if job_id else [])
         try:
-            return parse_qstat(self.runner.run(cmd).stdout)
+            return parse_qstat(read_command(self.runner, cmd).stdout)
         except RMSCommandError as exc:
             raise _map_error(exc, job_id) from exc
 
     def read_nodes(self) -> list[PBSNode]:
         """``pbsnodes -a -F json``."""
-        return parse_pbsnodes(self.runner.run(["pbsnodes", "-a", "-F", "json"]).stdout)
+        return parse_pbsnodes(read_command(self.runner, ["pbsnodes", "-a", "-F", "json"]).stdout)
 
     def _managed_node(self, n: PBSNode) -> bool:
         parts = self.options.partitions
@@ -155,7 +156,9 @@ class PBSConnector(Connector):
         jobs = [j for j in self.read_jobs(job_id) if j.job_id == job_id]
         if not jobs or jobs[0].state not in ("Q", "H"):
             state = jobs[0].state if jobs else "unknown"
-            raise UnknownJobError(f"PBS job {job_id} is {state}, not queued: not started")
+            raise UnknownJobError(
+                f"PBS job {job_id} is {state}, not queued: not started", job_id=job_id
+            )
         why = placement_error(self._job(jobs[0]), nodes)
         if why:
             raise PlacementError(job_id, nodes, why)
@@ -198,9 +201,13 @@ def _check_id(value: str) -> None:
 def _map_error(exc: RMSCommandError, job_id: str | None) -> Exception:
     text = exc.stderr.lower()
     if job_id is not None and ("unknown job id" in text or "job has finished" in text):
-        return UnknownJobError(f"PBS does not know job {job_id!r}: {exc.stderr.strip()}")
+        return UnknownJobError(
+            f"PBS does not know job {job_id!r}: {exc.stderr.strip()}", job_id=job_id
+        )
     if job_id is not None and "request invalid for state of job" in text:
-        return UnknownJobError(f"PBS job {job_id} is not queued: {exc.stderr.strip()}")
+        return UnknownJobError(
+            f"PBS job {job_id} is not queued: {exc.stderr.strip()}", job_id=job_id
+        )
     return exc
 
 

@@ -26,6 +26,7 @@ from wattsched.connectors.base import (
     StartResult,
     UnknownJobError,
 )
+from wattsched.connectors.retry import read_command
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
 from wattsched.connectors.runner import CommandRunner
 from wattsched.connectors.sge_xml import (
@@ -71,13 +72,13 @@ class SGEConnector(Connector):
 
     def read_jobs(self) -> list[SGEJob]:
         """Every user's jobs, with their hard requests (``qstat -xml -r -u *``)."""
-        return parse_qstat(self.runner.run(["qstat", "-xml", "-r", "-u", "*"]).stdout)
+        return parse_qstat(read_command(self.runner, ["qstat", "-xml", "-r", "-u", "*"]).stdout)
 
     def gated(self, job_ids: Sequence[str]) -> set[str]:
         """The held jobs among ``job_ids`` that carry ``wattsched=gate`` in their context."""
         if not job_ids:
             return set()
-        out = self.runner.run(["qstat", "-xml", "-j", ",".join(job_ids)]).stdout
+        out = read_command(self.runner, ["qstat", "-xml", "-j", ",".join(job_ids)]).stdout
         key, value = GATE_CONTEXT
         return {jid for jid, d in parse_job_details(out).items() if d.context.get(key) == value}
 
@@ -85,10 +86,14 @@ class SGEConnector(Connector):
         opts = self.options
         now = int(opts.clock())
         queues = self._queues()
-        hosts = {h.name: h for h in parse_qhost(self.runner.run(["qhost", "-xml"]).stdout)}
+        hosts = {
+            h.name: h for h in parse_qhost(read_command(self.runner, ["qhost", "-xml"]).stdout)
+        }
         instances = [
             qi
-            for qi in parse_queue_instances(self.runner.run(["qstat", "-f", "-xml"]).stdout)
+            for qi in parse_queue_instances(
+                read_command(self.runner, ["qstat", "-f", "-xml"]).stdout
+            )
             if qi.queue in queues
         ]
         slots: dict[str, int] = {}
@@ -153,9 +158,11 @@ class SGEConnector(Connector):
         for sj in self.read_jobs():
             if sj.job_id == job_id:
                 if not sj.pending:
-                    raise UnknownJobError(f"SGE job {job_id} is {sj.state}, not pending")
+                    raise UnknownJobError(
+                        f"SGE job {job_id} is {sj.state}, not pending", job_id=job_id
+                    )
                 return sj
-        raise UnknownJobError(f"SGE does not know job {job_id!r} (or it finished)")
+        raise UnknownJobError(f"SGE does not know job {job_id!r} (or it finished)", job_id=job_id)
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
         """Bind the job to ``queue@host`` of the chosen hosts, then release it."""
@@ -208,5 +215,7 @@ def _check_id(value: str) -> None:
 def _map_error(exc: RMSCommandError, job_id: str) -> Exception:
     text = (exc.stderr or "").lower()
     if "does not exist" in text:
-        return UnknownJobError(f"SGE does not know job {job_id!r}: {exc.stderr.strip()}")
+        return UnknownJobError(
+            f"SGE does not know job {job_id!r}: {exc.stderr.strip()}", job_id=job_id
+        )
     return exc

@@ -124,9 +124,9 @@ class SimulatedCluster(Connector):
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
         job = self._queue.get(job_id)
         if job is None:
-            raise UnknownJobError(f"job {job_id} is not pending")
+            raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         if job.held:
-            raise UnknownJobError(f"job {job_id} is held")
+            raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
         want = check_start(job, nodes, self._index, self._nodes, self._books, self._running)
         needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
         watts = 0.0
@@ -171,21 +171,21 @@ class SimulatedCluster(Connector):
     def hold(self, job_id: str, *, operator: bool = False) -> None:
         job = self._queue.get(job_id)
         if job is None:
-            raise UnknownJobError(f"job {job_id} is not pending")
+            raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         self._queue[job_id] = replace(job, held=True)
         self._queue_tuple = None
 
     def release(self, job_id: str) -> None:
         job = self._queue.get(job_id)
         if job is None:
-            raise UnknownJobError(f"job {job_id} is not pending")
+            raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         self._queue[job_id] = replace(job, held=False)
         self._queue_tuple = None
 
     def power(self, node: str, on: bool) -> None:
         i = self._index.get(node)
         if i is None:
-            raise UnknownNodeError(f"node {node!r} does not exist")
+            raise UnknownNodeError(f"node {node!r} does not exist", node=node)
         n = self._nodes[i]
         if not on and self._books[i].busy_units:
             raise RMSCommandError(["power", node, "off"], 1, f"node {node} runs jobs")

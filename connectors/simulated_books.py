@@ -64,7 +64,7 @@ def check_start(
     for name in nodes:
         i = index.get(name)
         if i is None:
-            raise UnknownNodeError(f"node {name!r} does not exist")
+            raise UnknownNodeError(f"node {name!r} does not exist", node=name)
         node = node_list[i]
         if node.state is not PowerState.ON or not node.available:
             raise RMSCommandError(["start", job.id, name], 1, f"node {name} is {node.state.value}")

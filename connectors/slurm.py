@@ -40,6 +40,7 @@ from wattsched.connectors.base import (
     UnknownJobError,
     UnknownNodeError,
 )
+from wattsched.connectors.retry import read_command
 from wattsched.connectors.rms_options import PowerBusyError, RMSOptions, per_unit
 from wattsched.connectors.runner import CommandRunner
 from wattsched.connectors.slurm_jobs import (
@@ -141,14 +142,14 @@ class SlurmConnector(Connector):
     def read_nodes(self) -> list[SlurmNode]:
         """Every node, one record each (version-independent)."""
         if self._node_cmd is None:
-            text = self.runner.run(["sinfo", "--json"]).stdout
+            text = read_command(self.runner, ["sinfo", "--json"]).stdout
             doc = load_json(text, "sinfo --json")
             if isinstance(doc.get("nodes"), list):
                 self._node_cmd = ["sinfo", "--json"]
                 return [parse_node_record(n) for n in doc["nodes"]]
             # Newer Slurm groups sinfo records: ask scontrol for per-node detail.
             self._node_cmd = ["scontrol", "show", "node", "--json"]
-        return parse_nodes(self.runner.run(self._node_cmd).stdout)
+        return parse_nodes(read_command(self.runner, self._node_cmd).stdout)
 
     def memory_is_consumable(self) -> bool:
         """Whether Slurm allocates memory (``SelectTypeParameters`` with ``MEMORY``).
@@ -158,7 +159,7 @@ class SlurmConnector(Connector):
         once (``scontrol show config``) unless given to the constructor.
         """
         if self._track_memory is None:
-            out = self.runner.run(["scontrol", "show", "config"]).stdout
+            out = read_command(self.runner, ["scontrol", "show", "config"]).stdout
             m = re.search(r"^SelectTypeParameters\s*=\s*(\S+)", out, re.MULTILINE)
             self._track_memory = bool(m and "MEMORY" in m.group(1).upper())
         return self._track_memory
@@ -172,19 +173,19 @@ class SlurmConnector(Connector):
         """
         if self.job_source == "scontrol":
             cmd = ["env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "job", "-o"]
-            return parse_scontrol_jobs(self.runner.run(cmd).stdout)
-        return parse_jobs(self.runner.run(["squeue", "--json"]).stdout)
+            return parse_scontrol_jobs(read_command(self.runner, cmd).stdout)
+        return parse_jobs(read_command(self.runner, ["squeue", "--json"]).stdout)
 
     def show_job(self, job_id: str) -> dict[str, str]:
         """``scontrol show job -o ID`` as a dict (fields squeue's JSON lacks, e.g. NumTasks)."""
         _check_id(job_id)
         try:
-            out = self.runner.run(["scontrol", "show", "job", "-o", job_id]).stdout
+            out = read_command(self.runner, ["scontrol", "show", "job", "-o", job_id]).stdout
         except RMSCommandError as exc:
             raise _map_error(exc, job=job_id) from exc
         recs = parse_key_values(out, "JobId")
         if not recs:
-            raise UnknownJobError(f"Slurm does not know job {job_id!r}")
+            raise UnknownJobError(f"Slurm does not know job {job_id!r}", job_id=job_id)
         return recs[0]
 
     def snapshot(self) -> Snapshot:
@@ -311,7 +312,8 @@ class SlurmConnector(Connector):
         info = self.show_job(job_id)
         if info.get("JobState") != "PENDING":
             raise UnknownJobError(
-                f"job {job_id} is {info.get('JobState', 'unknown')}, not pending: not started"
+                f"job {job_id} is {info.get('JobState', 'unknown')}, not pending: not started",
+                job_id=job_id,
             )
         reason = info.get("Reason", "")
         if reason == "JobHeldAdmin":
@@ -360,12 +362,12 @@ class SlurmConnector(Connector):
         """``scontrol show node -o NODE`` as a dict."""
         _check_id(node)
         try:
-            out = self.runner.run(["scontrol", "show", "node", "-o", node]).stdout
+            out = read_command(self.runner, ["scontrol", "show", "node", "-o", node]).stdout
         except RMSCommandError as exc:
             raise _map_error(exc, node=node) from exc
         recs = parse_key_values(out, "NodeName")
         if not recs:
-            raise UnknownNodeError(f"Slurm does not know node {node!r}")
+            raise UnknownNodeError(f"Slurm does not know node {node!r}", node=node)
         return recs[0]
 
     def power(self, node: str, on: bool) -> None:
@@ -401,9 +403,11 @@ def _map_error(
 ) -> Exception:
     text = exc.stderr.lower()
     if job is not None and ("invalid job id" in text or "job not found" in text):
-        return UnknownJobError(f"Slurm does not know job {job!r}: {exc.stderr.strip()}")
+        return UnknownJobError(f"Slurm does not know job {job!r}: {exc.stderr.strip()}", job_id=job)
     if node is not None and ("invalid node name" in text or "not found" in text):
-        return UnknownNodeError(f"Slurm does not know node {node!r}: {exc.stderr.strip()}")
+        return UnknownNodeError(
+            f"Slurm does not know node {node!r}: {exc.stderr.strip()}", node=node
+        )
     if job is not None and ("already completing" in text or "no longer pending" in text):
-        return UnknownJobError(f"job {job} is not pending: {exc.stderr.strip()}")
+        return UnknownJobError(f"job {job} is not pending: {exc.stderr.strip()}", job_id=job)
     return exc
