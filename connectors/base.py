@@ -75,10 +75,9 @@ class PlacementError(ConnectorError):
     """
 
     def __init__(self, job_id: str, nodes: Sequence[str], reason: str) -> None:
-        self.job_id = job_id
+        super().__init__(f"job {job_id} not started on {','.join(nodes)}: {reason}", job_id=job_id)
         self.nodes = tuple(nodes)
         self.reason = reason
-        super().__init__(f"job {job_id} not started on {','.join(nodes)}: {reason}")
 
 
 class HeldJobError(ConnectorError):
@@ -86,9 +85,8 @@ class HeldJobError(ConnectorError):
     (``sbatch -H``). Their hold wins: the job is not released."""
 
     def __init__(self, job_id: str, held_by: str) -> None:
-        self.job_id = job_id
+        super().__init__(f"job {job_id} is held by {held_by}: not started", job_id=job_id)
         self.held_by = held_by
-        super().__init__(f"job {job_id} is held by {held_by}: not started")
 
 
 class UnknownNodeError(ConnectorError):

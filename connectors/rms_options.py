@@ -109,6 +109,7 @@ class PowerBusyError(ConnectorError):
     """The node is still switching the other way; ask again once it has settled."""
 
     def __init__(self, node: str, state: str) -> None:
-        self.node = node
+        super().__init__(
+            f"node {node} is {state}: power command refused until it settles", node=node
+        )
         self.state = state
-        super().__init__(f"node {node} is {state}: power command refused until it settles")
