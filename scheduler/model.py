@@ -10,13 +10,15 @@ capacity and a job unit's requirement are both :class:`Resources`.
 A job is made of ``units`` identical units; each unit runs on one node. Several units of the
 same job may share a node when it has room (PBS ``place=free`` semantics, as in the Eurora
 traces); :attr:`Assignment.nodes` lists one node per unit, so a node may appear more than once.
+A job's :class:`Placement` rule (``free``, ``scatter``, ``pack``) and its ``exclusive`` flag
+say which assignments the resource manager accepts: :meth:`Job.placement_violation` checks one.
 """
 
 from __future__ import annotations
 
 import bisect
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 RESOURCES: tuple[str, ...] = ("cores", "mem_mb", "gpus", "mics")
@@ -137,6 +139,20 @@ class NodePowerModel:
         return unit.cores * self.core_w + unit.gpus * self.gpu_w + unit.mics * self.mic_w
 
 
+class Placement(enum.StrEnum):
+    """How a job's units may spread over nodes (its resource manager's placement rule).
+
+    ``free``: anywhere, several units may share a node (PBS ``place=free``, the Eurora traces,
+    the default). ``scatter``: every unit on a distinct node (Slurm ``-N k``, PBS ``scatter``).
+    ``pack``: all units on one node (PBS ``pack``, Grid Engine ``$pe_slots``). Exclusivity is a
+    separate flag on :class:`Job` (``exclusive``) that combines with any of the three.
+    """
+
+    FREE = "free"
+    SCATTER = "scatter"
+    PACK = "pack"
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     """A compute node: static description plus its current power state."""
@@ -190,9 +206,14 @@ class Job:
     user: str | None = None
     held: bool = False
     partition: str | None = None
+    placement: Placement = Placement.FREE
+    """How the units may spread over nodes (see :class:`Placement`)."""
+    exclusive: bool = False
+    """The job's nodes run nothing else while it runs (Slurm ``--exclusive``, PBS ``excl``)."""
 
     def __post_init__(self) -> None:
         owner = f"Job {self.id}"
+        _check(isinstance(self.placement, Placement), owner, "placement", self.placement, "unknown")
         _check(bool(self.id), "Job", "id", self.id, "must not be empty")
         _check(self.submit >= 0, owner, "submit", self.submit, "must be >= 0")
         _check(self.walltime > 0, owner, "walltime", self.walltime, "must be > 0")
@@ -203,6 +224,20 @@ class Job:
             _check(self.unit_power_w >= 0, owner, "unit_power_w", self.unit_power_w, "must be >= 0")
         if self.runtime is not None:
             _check(self.runtime >= 0, owner, "runtime", self.runtime, "must be >= 0")
+
+    def placement_violation(self, nodes: Sequence[str]) -> str:
+        """Why an assignment (one node name per unit) breaks this job's rule ("" if it does not).
+
+        Exclusivity is about other jobs, so it is not checked here (see the mapper and
+        :func:`~wattsched.scheduler.validate.validate_schedule`).
+        """
+        if len(nodes) != self.units:
+            return f"{len(nodes)} nodes for {self.units} units"
+        if self.placement is Placement.SCATTER and len(set(nodes)) != len(nodes):
+            return f"placement=scatter needs {self.units} distinct nodes, got {list(nodes)}"
+        if self.placement is Placement.PACK and len(set(nodes)) > 1:
+            return f"placement=pack needs one node, got {sorted(set(nodes))}"
+        return ""
 
     @property
     def total(self) -> Resources:

@@ -1,0 +1,129 @@
+"""A job's requirement and a node list as numpy arrays (the mapper's static inputs).
+
+Split out of :mod:`wattsched.scheduler.mapper`, which re-exports every name here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from wattsched.scheduler.model import Job, Node, Placement, PowerState
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+EPS_W = 1e-6
+"""Tolerance on power comparisons (float sums)."""
+
+FREE, SCATTER, PACK = 0, 1, 2
+""":attr:`JobVec.rule` codes."""
+_RULE_CODE = {Placement.FREE: FREE, Placement.SCATTER: SCATTER, Placement.PACK: PACK}
+
+
+@dataclass(frozen=True, slots=True)
+class JobVec:
+    """A job's requirement as arrays, computed once per job."""
+
+    req: IntArray
+    """Per-unit requirement in RESOURCES order."""
+    units: int
+    walltime: int
+    unit_power_w: float | None
+    nz: IntArray
+    """Indexes of the resources the unit needs (> 0)."""
+    total: IntArray
+    node_w: FloatArray | None = None
+    """Power of one unit on each node (from the node models), when the job has no estimate."""
+    shape: tuple[int, ...] = ()
+    """Per-unit requirement and unit count: jobs of one shape fit or fail together."""
+    flat_w: float | None = None
+    """Power of one unit when it is the same on every node (estimate, or uniform nodes)."""
+    total_l: tuple[int, ...] = ()
+    """``total`` as Python ints (cheap scalar checks)."""
+    single: int = -1
+    """The one resource the unit needs, or -1 when it needs several."""
+    min_w: float = 0.0
+    """The least power all units can add, on the cheapest nodes, first cores not counted."""
+    rule: int = FREE
+    """The placement rule: :data:`FREE`, :data:`SCATTER` or :data:`PACK`."""
+    exclusive: bool = False
+    """The job books its nodes whole."""
+
+    @property
+    def plain(self) -> bool:
+        """A free, non-exclusive job (the fast path)."""
+        return self.rule == FREE and not self.exclusive
+
+    @classmethod
+    def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
+        req = np.array(job.unit.as_tuple(), dtype=np.int64)
+        node_w = None
+        flat_w = job.unit_power_w
+        if job.unit_power_w is None and arrays is not None:
+            node_w = arrays.res_w @ req.astype(float)
+            if arrays.uniform_power and len(node_w):
+                flat_w = float(node_w[0])
+        nz = np.flatnonzero(req)
+        if flat_w is not None:
+            min_w = flat_w * job.units
+        elif node_w is not None and len(node_w):
+            min_w = float(node_w.min()) * job.units
+        else:
+            min_w = 0.0
+        return cls(
+            req=req,
+            units=job.units,
+            walltime=job.walltime,
+            unit_power_w=job.unit_power_w,
+            nz=nz,
+            total=req * job.units,
+            node_w=node_w,
+            shape=(*job.unit.as_tuple(), job.units, _RULE_CODE[job.placement], job.exclusive),
+            flat_w=flat_w,
+            total_l=tuple((req * job.units).tolist()),
+            single=int(nz[0]) if len(nz) == 1 else -1,
+            min_w=min_w,
+            rule=_RULE_CODE[job.placement],
+            exclusive=job.exclusive,
+        )
+
+
+class NodeArrays:
+    """The static part of a node list, as arrays (rebuilt only when the node list changes)."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = tuple(nodes)
+        self.names = [n.name for n in nodes]
+        self.names_arr = np.array(self.names, dtype=object)
+        self.index = {n.name: i for i, n in enumerate(nodes)}
+        if len(self.index) != len(self.names):
+            raise ValueError("node names must be unique")
+        self.capacity: IntArray = np.array(
+            [n.capacity.as_tuple() for n in nodes], dtype=np.int64
+        ).reshape(len(nodes), 4)
+        self.usable: BoolArray = np.array(
+            [n.available and n.state is PowerState.ON for n in nodes], dtype=bool
+        )
+        self.first_core_w: FloatArray = np.array([n.power.first_core_w for n in nodes], dtype=float)
+        self.res_w: FloatArray = np.array(
+            [(n.power.core_w, 0.0, n.power.gpu_w, n.power.mic_w) for n in nodes], dtype=float
+        ).reshape(len(nodes), 4)
+        # A booting node will draw its idle power once up: hold room for the larger of the two,
+        # so that a job started during a boot cannot push the draw over the cap at its end.
+        self.static_w = float(
+            sum(
+                max(n.power.transition_w, n.power.idle_w)
+                if n.state is PowerState.BOOTING
+                else n.power.state_watts(n.state)
+                for n in nodes
+            )
+        )
+        self.efficiency: FloatArray = np.array([n.efficiency for n in nodes], dtype=float)
+        self.total_capacity: IntArray = self.capacity.sum(axis=0)
+        self.has_first_core = bool(self.first_core_w.any())
+        self.uniform_power = bool(len(nodes) == 0 or (self.res_w == self.res_w[0]).all())
