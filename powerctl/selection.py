@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
-from wattsched.scheduler.model import Node, Plan, PowerState, Resources, Snapshot
+from wattsched.scheduler.model import Job, Node, Placement, Plan, PowerState, Resources, Snapshot
 
 
 def _order_key_off(node: Node) -> tuple[int, float, str]:
@@ -125,20 +126,49 @@ def node_room(unit: Resources, node: Node) -> int:
     return _room(unit, node.capacity)
 
 
+@dataclass(frozen=True, slots=True)
+class ScatterShape(Resources):
+    """The unit shape of a ``scatter`` job: a node holds at most one such unit.
+
+    A distinct key from the plain :class:`Resources` of the same amounts (dataclass equality
+    compares classes), so free and scatter jobs of one shape are counted apart.
+    """
+
+
 def _room(unit: Resources, capacity: Resources) -> int:
     room: int | None = None
     for need, have in zip(unit.as_tuple(), capacity.as_tuple(), strict=True):
         if need:
             room = have // need if room is None else min(room, have // need)
+    if isinstance(unit, ScatterShape):
+        return min(room or 0, 1)
     return room or 0
 
 
+def job_shape(job: Job) -> tuple[Resources, int]:
+    """The shape and unit count by which a job's need of powered nodes is counted.
+
+    ``free``: its unit, ``units`` of them anywhere. ``scatter``: a :class:`ScatterShape`
+    (one per node). ``pack``: one unit of all the units together (they need one node).
+    """
+    if job.placement is Placement.PACK:
+        return job.unit.scaled(job.units), 1
+    if job.placement is Placement.SCATTER and job.units > 1:
+        u = job.unit
+        return ScatterShape(u.cores, u.mem_mb, u.gpus, u.mics), job.units
+    return job.unit, job.units
+
+
 def queue_shapes(snap: Snapshot) -> dict[Resources, int]:
-    """Each unit shape of the queued (not held) jobs -> the most units one job asks of it."""
+    """Each unit shape of the queued (not held) jobs -> the most units one job asks of it
+    (placement rules folded in by :func:`job_shape`)."""
     shapes: dict[Resources, int] = {}
     for j in snap.queued:
-        if not j.held and j.units > shapes.get(j.unit, 0):
-            shapes[j.unit] = j.units
+        if j.held:
+            continue
+        unit, units = job_shape(j)
+        if units > shapes.get(unit, 0):
+            shapes[unit] = units
     return shapes
 
 
