@@ -68,6 +68,20 @@ class UnknownNodeError(ConnectorError):
     """The node is not known to the RMS."""
 
 
+class PlacementError(ConnectorError):
+    """A start names nodes that break the job's placement rule: refused, the job unchanged.
+
+    Carries the job id, the nodes asked for and why (e.g. a node named twice for a job that
+    asked for distinct nodes, or a node count that differs from the job's).
+    """
+
+    def __init__(self, job_id: str, nodes: Sequence[str], reason: str) -> None:
+        self.job_id = job_id
+        self.nodes = tuple(nodes)
+        self.reason = reason
+        super().__init__(f"job {job_id} not started on {list(self.nodes)}: {reason}")
+
+
 @dataclass(frozen=True, slots=True)
 class StartResult:
     """What :meth:`Connector.start` did."""

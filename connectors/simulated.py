@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
@@ -70,6 +71,8 @@ class _NodeBook:
     busy_units: int = 0
     unit_watts: float = 0.0
     jobs: dict[str, int] = field(default_factory=dict)
+    exclusive_of: str | None = None
+    """The exclusive job that books the node whole, if any."""
 
 
 class SimulatedCluster(Connector):
@@ -175,6 +178,7 @@ class SimulatedCluster(Connector):
                     ["start", job_id, name], 1, f"node {name} is {node.state.value}"
                 )
             want[i] = want.get(i, 0) + 1
+        self._check_placement(job, nodes, want)
         for i, k in want.items():
             free = self._books[i].free
             for r, amount in needed:
@@ -199,6 +203,8 @@ class SimulatedCluster(Connector):
             book.busy_units += k
             book.unit_watts += unit_w * k
             book.jobs[job_id] = book.jobs.get(job_id, 0) + k
+            if job.exclusive:
+                book.exclusive_of = job_id
             for r, amount in needed:
                 book.free[r] -= amount * k
             watts += unit_w * k
@@ -223,6 +229,21 @@ class SimulatedCluster(Connector):
         self._push(end, _END, job_id)
         self._sample()
         return StartResult(job_id, tuple(nodes))
+
+    def _check_placement(self, job: Job, nodes: Sequence[str], want: dict[int, int]) -> None:
+        """Refuse (:class:`PlacementError`) nodes that break the job's rule or exclusivity."""
+        why = job.placement_violation(nodes)
+        if why:
+            raise PlacementError(job.id, nodes, why)
+        for i in want:
+            book = self._books[i]
+            name = self._nodes[i].name
+            if book.exclusive_of is not None:
+                raise PlacementError(
+                    job.id, nodes, f"node {name} is exclusive to job {book.exclusive_of}"
+                )
+            if job.exclusive and book.busy_units > 0:
+                raise PlacementError(job.id, nodes, f"exclusive job, node {name} is busy")
 
     def hold(self, job_id: str) -> None:
         job = self._queue.get(job_id)
@@ -403,6 +424,8 @@ class SimulatedCluster(Connector):
             i = self._index[name]
             book = self._books[i]
             k = book.jobs.pop(job_id)
+            if book.exclusive_of == job_id:
+                book.exclusive_of = None
             node = self._nodes[i]
             unit_w = (
                 rj.job.unit_power_w

@@ -34,6 +34,7 @@ from typing import Literal
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
@@ -55,6 +56,7 @@ from wattsched.connectors.slurm_json import (
 from wattsched.scheduler.model import (
     Job,
     Node,
+    Placement,
     PowerState,
     Resources,
     RunningJob,
@@ -259,6 +261,9 @@ class SlurmConnector(Connector):
             units=units,
             unit=unit,
             unit_power_w=opts.job_power.unit_watts(unit, units, sj.comment),
+            # Slurm's units are nodes: -N k is k distinct nodes (one unit: plain free).
+            placement=Placement.SCATTER if units > 1 else Placement.FREE,
+            exclusive=sj.exclusive,
             queue=partition or sj.partition or "default",
             user=sj.user,
             held=sj.held and not self.is_gated(sj),
@@ -268,18 +273,28 @@ class SlurmConnector(Connector):
     # -- acting ------------------------------------------------------------------------------
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        """Pin the pending job to exactly ``nodes`` (one per unit) and release it."""
+        """Pin the pending job to exactly ``nodes`` (one per unit, distinct) and release it.
+
+        Raises :class:`PlacementError` (the job left pending, unchanged) when a node is named
+        twice or the count differs from the job's node count: Slurm would accept either and
+        silently run the job on fewer nodes.
+        """
         distinct = list(dict.fromkeys(nodes))
         if not distinct:
             raise ValueError(f"start of job {job_id!r} names no node")
         for n in distinct:
             _check_id(n)
+        if len(distinct) != len(nodes):
+            raise PlacementError(job_id, nodes, "a node is named twice: Slurm units are nodes")
         info = self.show_job(job_id)
         if info.get("JobState") != "PENDING":
             raise UnknownJobError(
                 f"job {job_id} is {info.get('JobState', 'unknown')}, not pending: not started"
             )
         k = len(distinct)
+        want = _min_nodes(info.get("NumNodes", ""))
+        if want is not None and want != k:
+            raise PlacementError(job_id, nodes, f"{k} nodes, the job asks for NumNodes={want}")
         hostlist = fold_hostlist(distinct)
         # StartTime=now clears a begin time (a requeued job gets one ~2 min ahead); it does
         # not release a held job: the release below does.
@@ -341,6 +356,12 @@ class SlurmConnector(Connector):
 
     def close(self) -> None:
         self.runner.close()
+
+
+def _min_nodes(value: str) -> int | None:
+    """The least node count of ``scontrol show job``'s ``NumNodes`` (``2`` or ``2-4``)."""
+    low = value.split("-")[0]
+    return int(low) if low.isdigit() else None
 
 
 def _check_id(value: str) -> None:

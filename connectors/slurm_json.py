@@ -166,6 +166,8 @@ class SlurmJob:
     comment: str
     restart_count: int
     admin_comment: str = ""
+    exclusive: bool = False
+    """``--exclusive``: the job's nodes run nothing else (see :func:`json_exclusive`)."""
 
 
 def load_json(text: str, what: str) -> dict[str, Any]:
@@ -273,6 +275,25 @@ def parse_jobs(text: str) -> list[SlurmJob]:
     return [parse_job_record(j) for j in jobs]
 
 
+def json_exclusive(job: Mapping[str, Any]) -> bool:
+    """Whether a ``squeue --json`` job asked for ``--exclusive`` (whole nodes).
+
+    Slurm 22.05-23.02 print ``shared`` as a string or null (``"none"`` for an exclusive job,
+    the same as ``OverSubscribe=NO`` of ``scontrol``); 23.11 and newer print ``shared`` as a
+    list of flags (``["none"]``) and ``exclusive`` as a list (``["true"]``, ``["user"]``,
+    ``["mcs"]``; empty when not exclusive).
+    """
+    shared = job.get("shared")
+    if isinstance(shared, str) and shared.lower() in ("none", "exclusive"):
+        return True
+    if isinstance(shared, list) and any(str(f).lower() == "none" for f in shared):
+        return True
+    excl = job.get("exclusive")
+    if isinstance(excl, list):
+        return any(str(f).lower() in ("true", "user", "mcs", "topo") for f in excl)
+    return excl is True or (isinstance(excl, str) and excl.lower() in ("true", "user", "mcs"))
+
+
 def parse_job_record(job: Mapping[str, Any]) -> SlurmJob:
     """One element of ``squeue --json``'s ``jobs``."""
     try:
@@ -330,6 +351,7 @@ def parse_job_record(job: Mapping[str, Any]) -> SlurmJob:
             comment=str(job.get("comment") or ""),
             restart_count=int_or(job.get("restart_cnt"), 0) or 0,
             admin_comment=str(job.get("admin_comment") or ""),
+            exclusive=json_exclusive(job),
         )
     except (KeyError, TypeError, ValueError) as exc:
         text = json.dumps(job)[:2000]
@@ -453,6 +475,7 @@ def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
                     comment=rec.get("Comment", "").strip(),
                     restart_count=int(rec.get("Restarts", "0") or 0),
                     admin_comment=rec.get("AdminComment", "").strip(),
+                    exclusive=rec.get("OverSubscribe", "").upper() == "NO",
                 )
             )
         except (KeyError, ValueError) as exc:
