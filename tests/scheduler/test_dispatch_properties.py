@@ -1,4 +1,5 @@
-"""Every dispatcher yields a feasible executed schedule on random clusters and workloads."""
+"""Every dispatcher yields a feasible executed schedule on random clusters and workloads,
+and never plans a placement that breaks a job's rule (scatter, pack, exclusive)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,17 @@ from hypothesis import strategies as st
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.scheduler import dispatcher as registry
-from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
+from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    NodePowerModel,
+    Placement,
+    Plan,
+    PowerCap,
+    Resources,
+    Snapshot,
+)
 from wattsched.scheduler.validate import Executed, validate_schedule
 
 DISPATCHERS = [n for n in registry.names()]
@@ -39,6 +50,7 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
             )
         )
     max_cores = max(n.capacity.cores for n in nodes)
+    rules = draw(st.booleans())  # half the instances all free (the traces' rule)
     n_jobs = draw(st.integers(1, 12))
     jobs = []
     t = 0
@@ -49,7 +61,14 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
         mem = draw(st.integers(0, host.capacity.mem_mb)) if host.capacity.mem_mb else 0
         gpus = draw(st.integers(0, host.capacity.gpus))
         unit = Resources(cores=min(cores, max_cores), mem_mb=mem, gpus=gpus)
-        room = sum(_fits(unit, n) for n in nodes)
+        rule = draw(st.sampled_from(list(Placement))) if rules else Placement.FREE
+        exclusive = draw(st.booleans()) if rules else False
+        if rule is Placement.SCATTER:
+            room = sum(1 for n in nodes if _fits(unit, n))
+        elif rule is Placement.PACK:
+            room = max(_fits(unit, n) for n in nodes)
+        else:
+            room = sum(_fits(unit, n) for n in nodes)
         units = draw(st.integers(1, max(1, min(3, room))))
         wall = draw(st.integers(1, 200))
         runtime = draw(st.integers(0, wall + 20))
@@ -64,6 +83,8 @@ def instances(draw: st.DrawFn) -> tuple[list[Node], list[Job], PowerCap, bool]:
                 unit_power_w=power,
                 ewt=draw(st.sampled_from([1800, 3600, 21600])),
                 runtime=runtime,
+                placement=rule,
+                exclusive=exclusive,
             )
         )
     static = sum(n.power.idle_w for n in nodes)
@@ -108,6 +129,42 @@ def executed(cluster: SimulatedCluster) -> list[Executed]:
     ]
 
 
+def rule_breaks(snap: Snapshot, plan: Plan) -> list[str]:
+    """Every assignment of ``plan`` that breaks its job's rule; for the starts now, also every
+    node shared with an exclusive job (running or starting)."""
+    jobs = {j.id: j for j in snap.queued}
+    out = [
+        f"{a.job_id}: {why}"
+        for a in plan.assignments
+        if (why := jobs[a.job_id].placement_violation(a.nodes))
+    ]
+    users: dict[str, list[tuple[str, bool]]] = {}
+    for rj in snap.running:
+        for n in set(rj.nodes):
+            users.setdefault(n, []).append((rj.job.id, rj.job.exclusive))
+    for a in plan.starts_now():
+        for n in set(a.nodes):
+            users.setdefault(n, []).append((a.job_id, jobs[a.job_id].exclusive))
+    for n, on in users.items():
+        if len(on) > 1 and any(excl for _, excl in on):
+            out.append(f"node {n} shared with an exclusive job: {on}")
+    return out
+
+
+class RuleChecked(Dispatcher):
+    """Wraps a dispatcher and records every plan's rule breaks."""
+
+    def __init__(self, inner: Dispatcher) -> None:
+        super().__init__()
+        self.inner = inner
+        self.breaks: list[str] = []
+
+    def plan(self, snap: Snapshot) -> Plan:
+        plan = self.inner.plan(snap)
+        self.breaks.extend(rule_breaks(snap, plan))
+        return plan
+
+
 @pytest.mark.parametrize("name", DISPATCHERS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inst=instances())
@@ -115,7 +172,9 @@ def test_every_dispatcher_is_feasible(name: str, inst: tuple) -> None:
     nodes, jobs, cap, offline = inst
     params = {"time_limit_s": 0.2} if name.startswith("hybrid") else {}
     cluster = SimulatedCluster(nodes, jobs, cap, offline=offline)
-    result = replay(cluster, registry.create(name, **params), max_cycles=10_000)
+    checked = RuleChecked(registry.create(name, **params))
+    result = replay(cluster, checked, max_cycles=10_000)
+    assert checked.breaks == [], "a plan breaks a job's placement rule"
     assert result.start_errors == 0
     assert cluster.cap_violation_s == 0
     runs = executed(cluster)
