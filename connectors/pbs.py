@@ -21,11 +21,18 @@ from collections.abc import Sequence
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    PlacementError,
     RMSCommandError,
     StartResult,
     UnknownJobError,
 )
-from wattsched.connectors.pbs_json import PBSJob, PBSNode, parse_pbsnodes, parse_qstat
+from wattsched.connectors.pbs_json import (
+    PBSJob,
+    PBSNode,
+    parse_pbsnodes,
+    parse_place,
+    parse_qstat,
+)
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
 from wattsched.connectors.runner import CommandRunner
 from wattsched.scheduler.model import Job, Node, PowerState, Resources, RunningJob, Snapshot
@@ -120,6 +127,7 @@ class PBSConnector(Connector):
             gpus=max((c.ngpus for c in pj.chunks), default=0),
         )
         held = pj.state == "H" and set(pj.hold_types) - {GATE_HOLD, "n"} != set()
+        rule, exclusive = parse_place(pj.place)
         return Job(
             id=pj.job_id,
             submit=pj.submit_time,
@@ -131,6 +139,8 @@ class PBSConnector(Connector):
             user=pj.owner,
             held=held,
             partition=pj.queue or None,
+            placement=rule,
+            exclusive=exclusive,
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
@@ -143,6 +153,9 @@ class PBSConnector(Connector):
         if not jobs or jobs[0].state not in ("Q", "H"):
             state = jobs[0].state if jobs else "unknown"
             raise UnknownJobError(f"PBS job {job_id} is {state}, not queued: not started")
+        why = self._job(jobs[0]).placement_violation(nodes)
+        if why:
+            raise PlacementError(job_id, nodes, why)
         try:
             if jobs[0].state == "H":
                 self.runner.run(["qrls", "-h", GATE_HOLD, job_id])

@@ -7,17 +7,23 @@ from pathlib import Path
 import pytest
 from replay_runner import ReplayRunner, Reply
 
-from wattsched.connectors.base import Capability, RMSParseError, UnknownJobError
+from wattsched.connectors.base import (
+    Capability,
+    PlacementError,
+    RMSParseError,
+    UnknownJobError,
+)
 from wattsched.connectors.pbs import PBSConnector
 from wattsched.connectors.pbs_json import (
     duration_s,
     parse_pbsnodes,
+    parse_place,
     parse_qstat,
     parse_select,
     size_mb,
 )
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
-from wattsched.scheduler.model import PowerState
+from wattsched.scheduler.model import Placement, PowerState
 
 PBS = Path(__file__).parent / "fixtures" / "pbs"
 QSTAT_ALL = (PBS / "qstat-f-F-json-x_openpbs-23.06.06_firecrest_allusers.json").read_text()
@@ -91,8 +97,10 @@ def test_user_held_job_is_held() -> None:
 
 
 def test_start_runs_qrun_on_the_chosen_hosts() -> None:
-    queued = QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"').replace(
-        '"Hold_Types":"u"', '"Hold_Types":"n"'
+    queued = (
+        QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"')
+        .replace('"Hold_Types":"u"', '"Hold_Types":"n"')
+        .replace('"select":"1:ncpus=1"', '"select":"2:ncpus=1"')  # two chunks
     )
     conn, runner = _conn(
         {
@@ -158,3 +166,38 @@ def test_recorded_broken_json_is_a_parse_error(name: str) -> None:
     with pytest.raises(RMSParseError) as err:
         parse_qstat(text) if name.startswith("qstat") else parse_pbsnodes(text)
     assert err.value.text == text
+
+
+@pytest.mark.parametrize(
+    ("place", "rule", "exclusive"),
+    [
+        ("", Placement.FREE, False),  # unset: PBS's default arrangement is free
+        ("free", Placement.FREE, False),
+        ("scatter", Placement.SCATTER, False),  # as in every recorded qstat of fixtures/pbs
+        ("vscatter", Placement.SCATTER, False),  # our nodes are vnodes
+        ("pack", Placement.PACK, False),
+        ("excl", Placement.FREE, True),  # as recorded in qstat-f_pbspro-2013 (text output)
+        ("scatter:excl", Placement.SCATTER, True),
+        ("pack:exclhost:group=switch", Placement.PACK, True),
+        ("free:shared", Placement.FREE, False),
+    ],
+)
+def test_place_maps_to_the_rule(place: str, rule: Placement, exclusive: bool) -> None:
+    assert parse_place(place) == (rule, exclusive)
+
+
+def test_recorded_scatter_job_is_read_and_a_shared_host_refused() -> None:
+    (pj,) = parse_qstat(QSTAT_HELD)
+    assert pj.place == "scatter"
+    two = (
+        QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"')
+        .replace('"Hold_Types":"u"', '"Hold_Types":"n"')
+        .replace('"select":"1:ncpus=1"', '"select":"2:ncpus=1"')
+    )
+    conn, runner = _conn({("qstat", "-f", "-F", "json", "157.pbs"): Reply(two)})
+    with pytest.raises(PlacementError, match="distinct") as info:
+        conn.start("157.pbs", ["n2", "n2"])
+    assert info.value.job_id == "157.pbs"
+    with pytest.raises(PlacementError, match="3 nodes for 2 units"):
+        conn.start("157.pbs", ["n1", "n2", "n3"])
+    assert not any(c[0] == "qrun" for c in runner.calls)
