@@ -64,22 +64,30 @@ class UnknownJobError(ConnectorError):
     """The job is not known to the RMS, or not in a state that allows the operation."""
 
 
-class UnknownNodeError(ConnectorError):
-    """The node is not known to the RMS."""
-
-
 class PlacementError(ConnectorError):
-    """A start names nodes that break the job's placement rule: refused, the job unchanged.
-
-    Carries the job id, the nodes asked for and why (e.g. a node named twice for a job that
-    asked for distinct nodes, or a node count that differs from the job's).
+    """A start names nodes that break the job's placement rule (units on distinct nodes, one
+    node, exclusive nodes): refused before anything is sent to the RMS; the job stays queued.
     """
 
     def __init__(self, job_id: str, nodes: Sequence[str], reason: str) -> None:
         self.job_id = job_id
         self.nodes = tuple(nodes)
         self.reason = reason
-        super().__init__(f"job {job_id} not started on {list(self.nodes)}: {reason}")
+        super().__init__(f"job {job_id} not started on {','.join(nodes)}: {reason}")
+
+
+class HeldJobError(ConnectorError):
+    """A start of a job that someone else holds: an operator (``scontrol hold``) or its user
+    (``sbatch -H``). Their hold wins: the job is not released."""
+
+    def __init__(self, job_id: str, held_by: str) -> None:
+        self.job_id = job_id
+        self.held_by = held_by
+        super().__init__(f"job {job_id} is held by {held_by}: not started")
+
+
+class UnknownNodeError(ConnectorError):
+    """The node is not known to the RMS."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +117,11 @@ class Connector(abc.ABC):
         """Make the RMS run this pending job now, on exactly these nodes (one per unit)."""
 
     @abc.abstractmethod
-    def hold(self, job_id: str) -> None:
-        """Keep this job from being started by the RMS itself."""
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """Keep this job from being started by the RMS itself.
+
+        ``operator``: hold it as an operator would (it is then not wattsched's to start until
+        an operator gives it back); otherwise a hold that keeps it wattsched's."""
 
     @abc.abstractmethod
     def release(self, job_id: str) -> None:

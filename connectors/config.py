@@ -118,7 +118,6 @@ class ConnectorConfig(BaseModel):
     default_walltime_s: int = Field(default=86400, gt=0)
     boot_s: int = Field(default=150, ge=0)
     shutdown_s: int = Field(default=6, ge=0)
-    rehold_requeued: bool = True
     node_power: NodePowerConfig = Field(default_factory=NodePowerConfig)
     job_power: JobPowerConfig = Field(default_factory=JobPowerConfig)
     gate_marker: str = "wattsched:gate"
@@ -143,7 +142,6 @@ class ConnectorConfig(BaseModel):
             job_power=JobPowerModel(**self.job_power.model_dump()),
             boot_s=self.boot_s,
             shutdown_s=self.shutdown_s,
-            rehold_requeued=self.rehold_requeued,
         )
 
 

@@ -26,16 +26,19 @@ from wattsched.connectors.base import (
     StartResult,
     UnknownJobError,
 )
-from wattsched.connectors.pbs_json import (
-    PBSJob,
-    PBSNode,
-    parse_pbsnodes,
-    parse_place,
-    parse_qstat,
-)
+from wattsched.connectors.pbs_json import PBSJob, PBSNode, parse_pbsnodes, parse_qstat
 from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
 from wattsched.connectors.runner import CommandRunner
-from wattsched.scheduler.model import Job, Node, PowerState, Resources, RunningJob, Snapshot
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    Placement,
+    PowerState,
+    Resources,
+    RunningJob,
+    Snapshot,
+    placement_error,
+)
 
 UNAVAILABLE = frozenset(
     {"offline", "down", "state-unknown", "unresolvable", "stale", "resv-exclusive",
@@ -127,7 +130,6 @@ class PBSConnector(Connector):
             gpus=max((c.ngpus for c in pj.chunks), default=0),
         )
         held = pj.state == "H" and set(pj.hold_types) - {GATE_HOLD, "n"} != set()
-        rule, exclusive = parse_place(pj.place)
         return Job(
             id=pj.job_id,
             submit=pj.submit_time,
@@ -139,12 +141,13 @@ class PBSConnector(Connector):
             user=pj.owner,
             held=held,
             partition=pj.queue or None,
-            placement=rule,
-            exclusive=exclusive,
+            placement=pbs_placement(pj.place),
+            exclusive=any(w in ("excl", "exclhost") for w in pj.place.split(":")),
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        """``qrun -H host1+host2 JOB`` (after ``qrls -h o`` if wattsched holds it)."""
+        """``qrun -H host1+host2 JOB`` (after ``qrls -h o`` if wattsched holds it); refused
+        with :class:`PlacementError` when the hosts break the job's ``place``."""
         if not nodes:
             raise ValueError(f"start of job {job_id!r} names no node")
         for n in (job_id, *nodes):
@@ -153,7 +156,7 @@ class PBSConnector(Connector):
         if not jobs or jobs[0].state not in ("Q", "H"):
             state = jobs[0].state if jobs else "unknown"
             raise UnknownJobError(f"PBS job {job_id} is {state}, not queued: not started")
-        why = self._job(jobs[0]).placement_violation(nodes)
+        why = placement_error(self._job(jobs[0]), nodes)
         if why:
             raise PlacementError(job_id, nodes, why)
         try:
@@ -164,9 +167,9 @@ class PBSConnector(Connector):
             raise _map_error(exc, job_id) from exc
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
-        """``qhold -h o JOB``."""
-        self._job_cmd(["qhold", "-h", GATE_HOLD, job_id], job_id)
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """``qhold -h o JOB`` (an operator's keep-back: ``-h s``, a system hold)."""
+        self._job_cmd(["qhold", "-h", "s" if operator else GATE_HOLD, job_id], job_id)
 
     def release(self, job_id: str) -> None:
         """``qrls -h o JOB``."""
@@ -199,3 +202,13 @@ def _map_error(exc: RMSCommandError, job_id: str | None) -> Exception:
     if job_id is not None and "request invalid for state of job" in text:
         return UnknownJobError(f"PBS job {job_id} is not queued: {exc.stderr.strip()}")
     return exc
+
+
+def pbs_placement(place: str) -> Placement:
+    """The rule of a ``Resource_List.place`` value (``scatter:excl`` -> scatter)."""
+    words = place.lower().split(":")
+    if "scatter" in words or "vscatter" in words:
+        return Placement.SCATTER
+    if "pack" in words:
+        return Placement.PACK
+    return Placement.FREE

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from wattsched.connectors.base import RMSParseError
-from wattsched.scheduler.model import Placement
 
 _SIZE = re.compile(r"^(\d+)(b|kb|mb|gb|tb|pb|w|kw|mw|gw)?$", re.IGNORECASE)
 _MB = {"b": 1 / 1024**2, "kb": 1 / 1024, "mb": 1.0, "gb": 1024.0, "tb": 1024.0**2, "pb": 1024.0**3}
@@ -117,7 +116,8 @@ class PBSJob:
     """One host per chunk placed (``exec_host``), in order."""
     comment: str
     place: str = ""
-    """``Resource_List.place`` as PBS prints it (e.g. ``scatter:excl``; "" when unset)."""
+    """``Resource_List.place``: ``free``, ``pack``, ``scatter``, ``vscatter``, with ``:excl``,
+    ``:exclhost`` or ``:shared`` (empty: the server's default, ``free``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,27 +132,6 @@ class PBSNode:
     assigned_ncpus: int
     partition: str | None
     queues: tuple[str, ...]
-
-
-def parse_place(place: str) -> tuple[Placement, bool]:
-    """The placement rule and exclusivity of a ``Resource_List.place`` value.
-
-    ``arrangement[:sharing][:group=...]`` in any order: ``free`` (the default when unset),
-    ``pack``, ``scatter`` and ``vscatter`` (a distinct vnode per chunk: wattsched's nodes are
-    PBS vnodes, so both are ``scatter``); ``excl`` and ``exclhost`` are exclusive, ``shared``
-    (the default) is not. Unknown words are ignored (``group=`` does not constrain a node).
-    """
-    rule = Placement.FREE
-    exclusive = False
-    for word in place.lower().split(":"):
-        word = word.strip()
-        if word == "pack":
-            rule = Placement.PACK
-        elif word in ("scatter", "vscatter"):
-            rule = Placement.SCATTER
-        elif word in ("excl", "exclhost"):
-            exclusive = True
-    return rule, exclusive
 
 
 def _load(text: str, what: str, key: str) -> Mapping[str, Any]:

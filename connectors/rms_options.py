@@ -67,8 +67,6 @@ class RMSOptions:
     job_power: JobPowerModel = field(default_factory=JobPowerModel)
     boot_s: int = 150
     shutdown_s: int = 6
-    rehold_requeued: bool = True
-    """Hold again a job that the RMS requeued (it comes back unheld after a node failure)."""
     clock: Callable[[], float] = time.time
     """Wall clock for snapshot times (injected so tests can pin it)."""
 

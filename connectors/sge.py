@@ -9,9 +9,6 @@
   to the dispatcher; any other held job is ``held``.
 * Start on exactly the chosen hosts: ``qalter -q all.q@h1,all.q@h2 JOB`` then
   ``qrls -h u JOB`` (only the user hold, the one ``qsub -h`` sets).
-* Placement: a job in a parallel environment takes the rule of the PE's ``allocation_rule``
-  (``qconf -sp PE``, read once per PE): ``$pe_slots`` -> ``pack``, ``1`` -> ``scatter``, the
-  rest (``$fill_up``, ``$round_robin``, N > 1) -> ``free``; a start that breaks it is refused.
 * Power: Grid Engine has no power saving command; this connector lacks
   :attr:`Capability.POWER`. A host whose queue instances are in state ``u`` (execd not
   reporting) reads as failed.
@@ -19,7 +16,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
 from wattsched.connectors.base import (
@@ -34,10 +30,7 @@ from wattsched.connectors.rms_options import RMSOptions, UnsupportedOperation
 from wattsched.connectors.runner import CommandRunner
 from wattsched.connectors.sge_xml import (
     SGEJob,
-    SGEJobDetail,
-    allocation_placement,
     parse_job_details,
-    parse_pe_config,
     parse_qhost,
     parse_qstat,
     parse_queue_instances,
@@ -51,8 +44,6 @@ from wattsched.scheduler.model import (
     RunningJob,
     Snapshot,
 )
-
-log = logging.getLogger(__name__)
 
 GATE_CONTEXT = ("wattsched", "gate")
 UNAVAILABLE = frozenset("duEsSoDc")
@@ -70,7 +61,6 @@ class SGEConnector(Connector):
         self.runner = runner
         self.options = options or RMSOptions()
         self.queue = queue
-        self._pe_rules: dict[str, Placement] = {}
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -83,30 +73,13 @@ class SGEConnector(Connector):
         """Every user's jobs, with their hard requests (``qstat -xml -r -u *``)."""
         return parse_qstat(self.runner.run(["qstat", "-xml", "-r", "-u", "*"]).stdout)
 
-    def details(self, job_ids: Sequence[str]) -> dict[str, SGEJobDetail]:
-        """``qstat -xml -j`` of ``job_ids`` (context, parallel environment), by job id."""
-        if not job_ids:
-            return {}
-        return parse_job_details(self.runner.run(["qstat", "-xml", "-j", ",".join(job_ids)]).stdout)
-
     def gated(self, job_ids: Sequence[str]) -> set[str]:
         """The held jobs among ``job_ids`` that carry ``wattsched=gate`` in their context."""
-        return _gated(self.details(job_ids), job_ids)
-
-    def pe_placement(self, pe: str) -> Placement:
-        """The placement rule of parallel environment ``pe`` (cached; ``free`` if unreadable)."""
-        if not pe:
-            return Placement.FREE
-        rule = self._pe_rules.get(pe)
-        if rule is None:
-            try:
-                conf = parse_pe_config(self.runner.run(["qconf", "-sp", pe]).stdout)
-            except RMSCommandError as exc:
-                log.warning("cannot read parallel environment %s: %s", pe, exc)
-                return Placement.FREE
-            rule = allocation_placement(conf.get("allocation_rule", ""))
-            self._pe_rules[pe] = rule
-        return rule
+        if not job_ids:
+            return set()
+        out = self.runner.run(["qstat", "-xml", "-j", ",".join(job_ids)]).stdout
+        key, value = GATE_CONTEXT
+        return {jid for jid, d in parse_job_details(out).items() if d.context.get(key) == value}
 
     def snapshot(self) -> Snapshot:
         opts = self.options
@@ -140,10 +113,7 @@ class SGEConnector(Connector):
                 )
             )
         jobs = self.read_jobs()
-        held = [j.job_id for j in jobs if j.pending and j.held]
-        multi = [j.job_id for j in jobs if j.pending and j.slots > 1 and not j.held]
-        details = self.details(held + multi)
-        gate = _gated(details, held)
+        gate = self.gated([j.job_id for j in jobs if j.pending and j.held])
         running: list[RunningJob] = []
         queued: list[Job] = []
         for sj in jobs:
@@ -156,12 +126,10 @@ class SGEConnector(Connector):
                 job_queues = {q.split("@")[0] for q in sj.hard_queues}
                 if job_queues and not job_queues & set(queues):
                     continue
-                d = details.get(sj.job_id)
-                rule = self.pe_placement(d.pe) if d is not None and sj.slots > 1 else None
-                queued.append(self._job(sj, held=sj.held and sj.job_id not in gate, rule=rule))
+                queued.append(self._job(sj, held=sj.held and sj.job_id not in gate))
         return Snapshot(time=now, nodes=tuple(nodes), running=tuple(running), queued=tuple(queued))
 
-    def _job(self, sj: SGEJob, *, held: bool, rule: Placement | None = None) -> Job:
+    def _job(self, sj: SGEJob, *, held: bool) -> Job:
         opts = self.options
         units = max(sj.slots, 1)
         unit = Resources(cores=1)
@@ -176,7 +144,9 @@ class SGEConnector(Connector):
             user=sj.owner or None,
             held=held,
             partition=sj.queue or self._queues()[0],
-            placement=rule or Placement.FREE,
+            # A parallel job's slots are taken on one host (a $pe_slots environment): qstat
+            # reports one host per job, and start() binds the job to the chosen host.
+            placement=Placement.PACK,
         )
 
     def _pending(self, job_id: str) -> SGEJob:
@@ -194,13 +164,11 @@ class SGEConnector(Connector):
             raise ValueError(f"start of job {job_id!r} names no node")
         for n in (job_id, *hosts):
             _check_id(n)
-        sj = self._pending(job_id)
-        if sj.slots > 1:
-            d = self.details([job_id]).get(job_id)
-            rule = self.pe_placement(d.pe) if d is not None else None
-            why = self._job(sj, held=False, rule=rule).placement_violation(nodes)
-            if why:
-                raise PlacementError(job_id, nodes, why)
+        if len(hosts) > 1:
+            raise PlacementError(
+                job_id, nodes, "a Grid Engine job's slots are taken on one host here"
+            )
+        self._pending(job_id)
         qlist = ",".join(f"{self._queues()[0]}@{h}" for h in hosts)
         try:
             self.runner.run(["qalter", "-q", qlist, job_id])
@@ -209,9 +177,9 @@ class SGEConnector(Connector):
             raise _map_error(exc, job_id) from exc
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
-        """``qhold -h u JOB``."""
-        self._job_cmd(["qhold", "-h", "u", job_id], job_id)
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """``qhold -h u JOB`` (an operator's keep-back: ``-h o``)."""
+        self._job_cmd(["qhold", "-h", "o" if operator else "u", job_id], job_id)
 
     def release(self, job_id: str) -> None:
         """``qrls -h u JOB``."""
@@ -230,11 +198,6 @@ class SGEConnector(Connector):
 
     def close(self) -> None:
         self.runner.close()
-
-
-def _gated(details: dict[str, SGEJobDetail], job_ids: Sequence[str]) -> set[str]:
-    key, value = GATE_CONTEXT
-    return {j for j in job_ids if (d := details.get(j)) is not None and d.context.get(key) == value}
 
 
 def _check_id(value: str) -> None:

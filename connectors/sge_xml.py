@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wattsched.connectors.base import RMSParseError
-from wattsched.scheduler.model import Placement
 
 
 def _root(text: str, what: str) -> ET.Element:
@@ -222,8 +221,6 @@ class SGEJobDetail:
 
     job_id: str
     context: dict[str, str] = field(default_factory=dict)
-    pe: str = ""
-    """The parallel environment the job asked for (``JB_pe``; "" for none)."""
 
 
 def parse_job_details(text: str) -> dict[str, SGEJobDetail]:
@@ -245,32 +242,5 @@ def parse_job_details(text: str) -> dict[str, SGEJobDetail]:
             k = _text(var, "VA_variable")
             if k:
                 ctx[k] = _text(var, "VA_value")
-        out[jid] = SGEJobDetail(jid, ctx, _text(el, "JB_pe"))
+        out[jid] = SGEJobDetail(jid, ctx)
     return out
-
-
-def parse_pe_config(text: str) -> dict[str, str]:
-    """``qconf -sp NAME``: its ``key value`` lines (Grid Engine prints no XML for it)."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        key, _, value = line.strip().partition(" ")
-        if key and not key.startswith("#"):
-            out[key] = value.strip()
-    return out
-
-
-def allocation_placement(rule: str) -> Placement:
-    """The placement rule of a parallel environment's ``allocation_rule``.
-
-    ``$pe_slots``: every slot on one host (``pack``). ``$fill_up`` and ``$round_robin``: slots
-    on any hosts, several per host (``free``: the order SGE itself would fill them in is not
-    a constraint). An integer ``1``: one slot per host (``scatter``); a larger integer N
-    (exactly N slots per host) is not expressible in the model and reads as ``free``: Grid
-    Engine then refuses a host list that does not give N slots per host.
-    """
-    rule = rule.strip()
-    if rule == "$pe_slots":
-        return Placement.PACK
-    if rule == "1":
-        return Placement.SCATTER
-    return Placement.FREE

@@ -34,6 +34,7 @@ from wattsched.scheduler.model import (
     PowerState,
     RunningJob,
     Snapshot,
+    placement_error,
     power_transition,
 )
 
@@ -71,8 +72,6 @@ class _NodeBook:
     busy_units: int = 0
     unit_watts: float = 0.0
     jobs: dict[str, int] = field(default_factory=dict)
-    exclusive_of: str | None = None
-    """The exclusive job that books the node whole, if any."""
 
 
 class SimulatedCluster(Connector):
@@ -161,10 +160,9 @@ class SimulatedCluster(Connector):
             raise UnknownJobError(f"job {job_id} is not pending")
         if job.held:
             raise UnknownJobError(f"job {job_id} is held")
-        if len(nodes) != job.units:
-            raise RMSCommandError(
-                ["start", job_id, ",".join(nodes)], 1, f"{len(nodes)} nodes for {job.units} units"
-            )
+        why = placement_error(job, nodes)
+        if why:
+            raise PlacementError(job_id, nodes, why)
         need = job.unit.as_tuple()
         needed = [(r, a) for r, a in enumerate(need) if a]
         want: dict[int, int] = {}
@@ -178,7 +176,12 @@ class SimulatedCluster(Connector):
                     ["start", job_id, name], 1, f"node {name} is {node.state.value}"
                 )
             want[i] = want.get(i, 0) + 1
-        self._check_placement(job, nodes, want)
+        for i in want:
+            others = self._books[i].jobs
+            if others and (job.exclusive or any(self._running[o].job.exclusive for o in others)):
+                raise PlacementError(
+                    job_id, nodes, f"node {self._nodes[i].name} is shared with an exclusive job"
+                )
         for i, k in want.items():
             free = self._books[i].free
             for r, amount in needed:
@@ -203,8 +206,6 @@ class SimulatedCluster(Connector):
             book.busy_units += k
             book.unit_watts += unit_w * k
             book.jobs[job_id] = book.jobs.get(job_id, 0) + k
-            if job.exclusive:
-                book.exclusive_of = job_id
             for r, amount in needed:
                 book.free[r] -= amount * k
             watts += unit_w * k
@@ -230,22 +231,7 @@ class SimulatedCluster(Connector):
         self._sample()
         return StartResult(job_id, tuple(nodes))
 
-    def _check_placement(self, job: Job, nodes: Sequence[str], want: dict[int, int]) -> None:
-        """Refuse (:class:`PlacementError`) nodes that break the job's rule or exclusivity."""
-        why = job.placement_violation(nodes)
-        if why:
-            raise PlacementError(job.id, nodes, why)
-        for i in want:
-            book = self._books[i]
-            name = self._nodes[i].name
-            if book.exclusive_of is not None:
-                raise PlacementError(
-                    job.id, nodes, f"node {name} is exclusive to job {book.exclusive_of}"
-                )
-            if job.exclusive and book.busy_units > 0:
-                raise PlacementError(job.id, nodes, f"exclusive job, node {name} is busy")
-
-    def hold(self, job_id: str) -> None:
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
         job = self._queue.get(job_id)
         if job is None:
             raise UnknownJobError(f"job {job_id} is not pending")
@@ -424,8 +410,6 @@ class SimulatedCluster(Connector):
             i = self._index[name]
             book = self._books[i]
             k = book.jobs.pop(job_id)
-            if book.exclusive_of == job_id:
-                book.exclusive_of = None
             node = self._nodes[i]
             unit_w = (
                 rj.job.unit_power_w

@@ -28,12 +28,12 @@ import logging
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Literal
 
 from wattsched.connectors.base import (
     Capability,
     Connector,
+    HeldJobError,
     PlacementError,
     RMSCommandError,
     StartResult,
@@ -54,6 +54,8 @@ from wattsched.connectors.slurm_json import (
     parse_scontrol_jobs,
 )
 from wattsched.scheduler.model import (
+    END_STATES,
+    EndedJob,
     Job,
     Node,
     Placement,
@@ -195,6 +197,7 @@ class SlurmConnector(Connector):
         names = {n.name for n in nodes}
         running: list[RunningJob] = []
         queued: list[Job] = []
+        ended: list[EndedJob] = []
         for sj in slurm_jobs:
             if sj.state in RUNNING_STATES and sj.nodes:
                 if not set(sj.nodes) <= names:
@@ -207,25 +210,37 @@ class SlurmConnector(Connector):
                 part = opts.first_managed(sj.partition)
                 if part is None:
                     continue
-                if not sj.held and sj.restart_count > 0 and opts.rehold_requeued:
-                    sj = self._rehold(sj)
-                if sj.reason in NOT_STARTABLE_REASONS:
+                # A requeued job comes back unheld: the snapshot only reports it (restarts);
+                # holding it again is a journaled action of the daemon's cycle.
+                if sj.reason in NOT_STARTABLE_REASONS and not (sj.restart_count and not sj.held):
                     continue
                 queued.append(self._job(sj, units=sj.node_count, partition=part))
-        return Snapshot(time=now, nodes=tuple(nodes), running=tuple(running), queued=tuple(queued))
-
-    def _rehold(self, sj: SlurmJob) -> SlurmJob:
-        try:
-            self.hold(sj.job_id)
-        except (RMSCommandError, UnknownJobError) as exc:
-            log.warning("could not hold requeued job %s again: %s", sj.job_id, exc)
-            return sj
-        log.info("held requeued job %s again", sj.job_id)
-        return replace(sj, held=True, reason="JobHeldAdmin")
+            elif sj.state.lower() in END_STATES:
+                ended.append(EndedJob(sj.job_id, sj.state.lower(), sj.end_time))
+        return Snapshot(
+            time=now,
+            nodes=tuple(nodes),
+            running=tuple(running),
+            queued=tuple(queued),
+            ended=tuple(ended),
+        )
 
     def is_gated(self, sj: SlurmJob) -> bool:
-        """True for a held job that waits for wattsched (marked by ``job_submit.lua``)."""
-        return sj.held and bool(self.gate_marker) and self.gate_marker in sj.admin_comment
+        """True for a held job that waits for wattsched (marked by ``job_submit.lua``) and that
+        no operator holds (``scontrol hold``: ``JobHeldAdmin``; the operator's hold wins)."""
+        return (
+            sj.held
+            and bool(self.gate_marker)
+            and self.gate_marker in sj.admin_comment
+            and sj.reason != "JobHeldAdmin"
+        )
+
+    @staticmethod
+    def held_by(sj: SlurmJob) -> str | None:
+        """``operator`` for ``JobHeldAdmin``, ``user`` for another hold, None if not held."""
+        if not sj.held:
+            return None
+        return "operator" if sj.reason == "JobHeldAdmin" else "user"
 
     def _managed_node(self, n: SlurmNode) -> bool:
         return not self.options.partitions or any(self.options.manages(p) for p in n.partitions)
@@ -261,40 +276,53 @@ class SlurmConnector(Connector):
             units=units,
             unit=unit,
             unit_power_w=opts.job_power.unit_watts(unit, units, sj.comment),
-            # Slurm's units are nodes: -N k is k distinct nodes (one unit: plain free).
-            placement=Placement.SCATTER if units > 1 else Placement.FREE,
-            exclusive=sj.exclusive,
             queue=partition or sj.partition or "default",
             user=sj.user,
             held=sj.held and not self.is_gated(sj),
             partition=partition or sj.partition or None,
+            held_by="wattsched" if self.is_gated(sj) else self.held_by(sj),
+            restarts=sj.restart_count,
+            # Slurm gives each of a job's node_count units a node of its own (-N k).
+            placement=Placement.SCATTER,
+            exclusive=sj.exclusive,
         )
 
     # -- acting ------------------------------------------------------------------------------
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
-        """Pin the pending job to exactly ``nodes`` (one per unit, distinct) and release it.
+        """Pin the pending job to exactly ``nodes`` (one per unit, each node once: Slurm runs a
+        job's units on distinct nodes) and release it.
 
-        Raises :class:`PlacementError` (the job left pending, unchanged) when a node is named
-        twice or the count differs from the job's node count: Slurm would accept either and
-        silently run the job on fewer nodes.
+        Raises :class:`PlacementError`, sending nothing, when a node is named twice or the
+        count is not the job's node count (``NumNodes``): the job is never changed to fit.
         """
         distinct = list(dict.fromkeys(nodes))
         if not distinct:
             raise ValueError(f"start of job {job_id!r} names no node")
+        if len(distinct) != len(nodes):
+            raise PlacementError(
+                job_id, nodes, "Slurm runs each unit of a job on a node of its own: "
+                "a node is named twice"
+            )  # fmt: skip
         for n in distinct:
             _check_id(n)
-        if len(distinct) != len(nodes):
-            raise PlacementError(job_id, nodes, "a node is named twice: Slurm units are nodes")
         info = self.show_job(job_id)
         if info.get("JobState") != "PENDING":
             raise UnknownJobError(
                 f"job {job_id} is {info.get('JobState', 'unknown')}, not pending: not started"
             )
+        reason = info.get("Reason", "")
+        if reason == "JobHeldAdmin":
+            raise HeldJobError(job_id, "an operator")
+        gated = bool(self.gate_marker) and self.gate_marker in info.get("AdminComment", "")
+        if reason.startswith("JobHeld") and not gated:
+            raise HeldJobError(job_id, "its user")
         k = len(distinct)
-        want = _min_nodes(info.get("NumNodes", ""))
-        if want is not None and want != k:
-            raise PlacementError(job_id, nodes, f"{k} nodes, the job asks for NumNodes={want}")
+        lo, _, hi = info.get("NumNodes", "").partition("-")
+        if lo.isdigit() and not int(lo) <= k <= int(hi if hi.isdigit() else lo):
+            raise PlacementError(
+                job_id, nodes, f"the job asks for NumNodes={info['NumNodes']}, not {k} nodes"
+            )
         hostlist = fold_hostlist(distinct)
         # StartTime=now clears a begin time (a requeued job gets one ~2 min ahead); it does
         # not release a held job: the release below does.
@@ -309,9 +337,11 @@ class SlurmConnector(Connector):
             raise _map_error(exc, job=job_id) from exc
         return StartResult(job_id, tuple(nodes))
 
-    def hold(self, job_id: str) -> None:
-        """``scontrol hold``: Slurm will not start the job by itself."""
-        self._job_cmd("hold", job_id)
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        """``scontrol uhold``: Slurm will not start the job by itself. A user hold, so that a
+        gated job stays wattsched's; ``operator``: ``scontrol hold`` (JobHeldAdmin), which
+        keeps it back until an operator gives it back with ``scontrol uhold``."""
+        self._job_cmd("hold" if operator else "uhold", job_id)
 
     def release(self, job_id: str) -> None:
         """``scontrol release``."""
@@ -356,12 +386,6 @@ class SlurmConnector(Connector):
 
     def close(self) -> None:
         self.runner.close()
-
-
-def _min_nodes(value: str) -> int | None:
-    """The least node count of ``scontrol show job``'s ``NumNodes`` (``2`` or ``2-4``)."""
-    low = value.split("-")[0]
-    return int(low) if low.isdigit() else None
 
 
 def _check_id(value: str) -> None:

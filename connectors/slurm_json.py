@@ -167,7 +167,19 @@ class SlurmJob:
     restart_count: int
     admin_comment: str = ""
     exclusive: bool = False
-    """``--exclusive``: the job's nodes run nothing else (see :func:`json_exclusive`)."""
+    """``--exclusive``: the job's nodes run nothing else."""
+
+
+def _exclusive(job: Mapping[str, Any]) -> bool:
+    """Slurm 22.05 says ``"shared": "none"``; 23.x/24.x lists flags in ``shared`` and in
+    ``exclusive`` (``["true"]``, ``["user"]``, ``["mcs"]``)."""
+    shared = job.get("shared")
+    if shared == "none" or (isinstance(shared, list) and "none" in shared):
+        return True
+    excl = job.get("exclusive")
+    if isinstance(excl, list):
+        return any(str(x).lower() not in ("false", "") for x in excl)
+    return excl is True or str(excl).lower() in ("true", "user", "mcs", "topo")
 
 
 def load_json(text: str, what: str) -> dict[str, Any]:
@@ -275,25 +287,6 @@ def parse_jobs(text: str) -> list[SlurmJob]:
     return [parse_job_record(j) for j in jobs]
 
 
-def json_exclusive(job: Mapping[str, Any]) -> bool:
-    """Whether a ``squeue --json`` job asked for ``--exclusive`` (whole nodes).
-
-    Slurm 22.05-23.02 print ``shared`` as a string or null (``"none"`` for an exclusive job,
-    the same as ``OverSubscribe=NO`` of ``scontrol``); 23.11 and newer print ``shared`` as a
-    list of flags (``["none"]``) and ``exclusive`` as a list (``["true"]``, ``["user"]``,
-    ``["mcs"]``; empty when not exclusive).
-    """
-    shared = job.get("shared")
-    if isinstance(shared, str) and shared.lower() in ("none", "exclusive"):
-        return True
-    if isinstance(shared, list) and any(str(f).lower() == "none" for f in shared):
-        return True
-    excl = job.get("exclusive")
-    if isinstance(excl, list):
-        return any(str(f).lower() in ("true", "user", "mcs", "topo") for f in excl)
-    return excl is True or (isinstance(excl, str) and excl.lower() in ("true", "user", "mcs"))
-
-
 def parse_job_record(job: Mapping[str, Any]) -> SlurmJob:
     """One element of ``squeue --json``'s ``jobs``."""
     try:
@@ -351,7 +344,7 @@ def parse_job_record(job: Mapping[str, Any]) -> SlurmJob:
             comment=str(job.get("comment") or ""),
             restart_count=int_or(job.get("restart_cnt"), 0) or 0,
             admin_comment=str(job.get("admin_comment") or ""),
-            exclusive=json_exclusive(job),
+            exclusive=_exclusive(job),
         )
     except (KeyError, TypeError, ValueError) as exc:
         text = json.dumps(job)[:2000]
@@ -426,6 +419,12 @@ def time_limit_minutes(value: str | None) -> int | None:
     return math.ceil((days * 86400 + seconds) / 60)
 
 
+def _kv_int(value: str | None, default: int) -> int:
+    """An integer field of ``scontrol show -o``; ``N/A``, ``(null)`` or empty: ``default``."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() else default
+
+
 def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
     """Jobs from ``scontrol show job -o`` (one ``Key=Value`` line per job).
 
@@ -439,7 +438,7 @@ def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
             tres = parse_tres(rec.get("TRES", ""))
             nn = rec.get("NumNodes", "1").split("-")[0]
             node_count = int(nn) if nn.isdigit() else 1
-            cpus = int(rec.get("NumCPUs", "1") or 1)
+            cpus = _kv_int(rec.get("NumCPUs"), 1)
             mem: int | None = None
             if "mem" in tres:
                 total = size_mb(tres["mem"])
@@ -467,13 +466,13 @@ def parse_scontrol_jobs(text: str) -> list[SlurmJob]:
                     time_limit_min=time_limit_minutes(rec.get("TimeLimit")),
                     node_count=node_count,
                     cpus=cpus,
-                    tasks=int(rec.get("NumTasks", cpus) or cpus),
+                    tasks=_kv_int(rec.get("NumTasks"), cpus),
                     memory_mb_per_node=mem,
                     gpus=gpus,
                     nodes=tuple(nodes),
                     held=reason.startswith("JobHeld") or (state == "PENDING" and priority == "0"),
                     comment=rec.get("Comment", "").strip(),
-                    restart_count=int(rec.get("Restarts", "0") or 0),
+                    restart_count=_kv_int(rec.get("Restarts"), 0),
                     admin_comment=rec.get("AdminComment", "").strip(),
                     exclusive=rec.get("OverSubscribe", "").upper() == "NO",
                 )

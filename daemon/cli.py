@@ -6,7 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from wattsched.daemon import rms_cli, service_cli, simulate_cli
+from wattsched.daemon import client_cli, daily_cli, rms_cli, service_cli, simulate_cli
 
 app = typer.Typer(
     name="wattsched",
@@ -46,8 +46,10 @@ def main(
 
 
 simulate_cli.register(app)
+daily_cli.register(app)
 app.add_typer(rms_cli.app, name="rms")
 service_cli.register(app)
+client_cli.register(app)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

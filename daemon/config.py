@@ -11,6 +11,7 @@ Validation errors name the key and the bad value (:class:`ConfigError`).
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,8 @@ from pydantic_settings import (
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
+
+from wattsched.daemon.limits import CycleSeconds, PowerWatts
 
 Mode = Literal["advise", "enforce"]
 
@@ -117,14 +120,17 @@ class Settings(BaseSettings):
 
     mode: Mode = "advise"
     """advise (default, safe): plan and publish only; enforce: start jobs through the RMS."""
-    cycle_seconds: float = Field(default=30.0, gt=0, le=86400)
+    cycle_seconds: CycleSeconds = 30.0
     dispatcher: str = "prb"
     dispatcher_params: dict[str, Any] = Field(default_factory=dict)
-    power_cap_w: float | None = Field(default=None, gt=0)
+    power_cap_w: PowerWatts | None = None
     power_cap_file: Path | None = None
     database_url: str = "sqlite:///var/wattsched.db"
     max_start_attempts: int = Field(default=3, ge=1, le=100)
     """How many cycles in a row a failing start of one job is retried before giving up."""
+    requeue: Literal["replan", "hold"] = "replan"
+    """A job the RMS requeued after we started it: planned again (``replan``) or held for an
+    operator (``hold``); see :mod:`wattsched.daemon.requeue`."""
     api: ApiSettings = Field(default_factory=ApiSettings)
     connector: ConnectorSettings = Field(default_factory=lambda: ConnectorSettings(kind="slurm"))
 
@@ -180,16 +186,28 @@ class Settings(BaseSettings):
             return None
         try:
             token = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError("api.token_file", [("api.token_file", str(path), str(exc))]) from None
-        if not token:
-            raise ConfigError("api.token_file", [("api.token_file", str(path), "token is empty")])
-        if token.lower() in _PLACEHOLDER_TOKENS or len(token) < 16:
-            raise ConfigError(
-                "api.token_file",
-                [("api.token_file", str(path), "token is a placeholder or shorter than 16 chars")],
-            )
+        why = weak_token(token)
+        if why:
+            raise ConfigError("api.token_file", [("api.token_file", str(path), why)])
         return token
+
+
+def weak_token(token: str) -> str:
+    """Why ``token`` is too weak to guard the API ("" when it is not): empty, a placeholder,
+    shorter than 16 characters, fewer than 8 distinct characters (``aaaa...``), or one short
+    pattern repeated (``abcabcabc...``, ``passwordpassword``)."""
+    if not token:
+        return "token is empty"
+    if token.lower() in _PLACEHOLDER_TOKENS or len(token) < 16:
+        return "token is a placeholder or shorter than 16 chars"
+    if len(set(token)) < 8:
+        return "token has fewer than 8 distinct characters (low entropy)"
+    for p in range(1, len(token) // 2 + 1):
+        if token == (token[:p] * (len(token) // p + 1))[: len(token)]:
+            return f"token repeats a {p}-character pattern (low entropy)"
+    return ""
 
 
 _PATH_KEYS = ("power_cap_file",)
@@ -224,6 +242,10 @@ def load_config(path: Path | str | None) -> Settings:
             data = tomllib.loads(p.read_text(encoding="utf-8"))
         except OSError as exc:
             raise ConfigError(source, [("<file>", str(p), str(exc))]) from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                source, [("<file>", str(p), f"not UTF-8 text (byte {exc.start})")]
+            ) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(source, [("<file>", str(p), f"not valid TOML: {exc}")]) from None
         base = p.resolve().parent
@@ -236,7 +258,23 @@ def load_config(path: Path | str | None) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         problems: list[tuple[str, object, str]] = []
+        from_env: list[str] = []
         for err in exc.errors():
             key = ".".join(str(x) for x in err["loc"]) or "<root>"
+            var = env_var_of(err["loc"])
+            if var is not None:
+                # The environment overrides the file: the bad value is the variable's.
+                key = f"{key} (from ${var})"
+                from_env.append(var)
             problems.append((key, err.get("input"), err["msg"]))
-        raise ConfigError(source, problems) from None
+        where = source if len(from_env) < len(problems) else "the environment"
+        raise ConfigError(where, problems) from None
+
+
+def env_var_of(loc: tuple[int | str, ...]) -> str | None:
+    """The ``WATTSCHED_...`` variable that sets the key at ``loc``, if one is set."""
+    for n in range(len(loc), 0, -1):
+        name = "WATTSCHED_" + "__".join(str(x) for x in loc[:n]).upper()
+        if name in os.environ:
+            return name
+    return None

@@ -1,6 +1,6 @@
 """The control cycle: observe, plan, start what starts now.
 
-One function serves both clocks: the daemon runs it from APScheduler on the wall clock, the
+One function serves both clocks: the daemon runs it every period on the wall clock, the
 replay at every event of the simulated cluster's virtual clock. It reads no clock itself
 (the planning time is measured with an injected timer) and never sleeps.
 """

@@ -4,10 +4,10 @@
 carries out the starts itself, journaling each one in the store *before* (``pending``) and
 *after* (``done``/``failed``) the RMS call. At start-up the pending actions left by a crash are
 reconciled against the RMS snapshot (job running: done; still pending: failed, so that a later
-cycle may start it): a job is never started twice. APScheduler 3.x runs the cycle every
-``cycle_seconds`` (one instance at a time, missed runs coalesced); :meth:`Service.run_now`
-runs it on demand. A failing RMS call is logged, recorded, and retried at the next cycles up to
-``max_start_attempts``; the loop and the API keep running.
+cycle may start it): a job is never started twice. :class:`CycleTimer` runs the cycle
+every ``cycle_seconds`` on the monotonic clock (one at a time, missed runs coalesced);
+:meth:`Service.run_now` runs it on demand. A failing RMS call is logged, recorded, and retried
+at the next cycles up to ``max_start_attempts``; the loop and the API keep running.
 
 The daemon decides the power cap (the RMS knows none): the connector's snapshots are seen
 through :class:`CapView`, which puts the configured cap (or the one set over the API) on them.
@@ -21,18 +21,20 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.connectors.base import Capability, Connector, ConnectorError, StartResult
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.config import Settings
 from wattsched.daemon.controller import run_cycle
-from wattsched.daemon.store import CycleRecord, Store, check_schema, make_engine
+from wattsched.daemon.cycle_timer import CycleTimer
+from wattsched.daemon.job_records import StartRecord
+from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
+from wattsched.daemon.store import RECONCILED, CycleRecord, Store, check_schema, make_engine
 from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
@@ -66,8 +68,8 @@ class CapView(Connector):
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
         return self.inner.start(job_id, nodes)
 
-    def hold(self, job_id: str) -> None:
-        self.inner.hold(job_id)
+    def hold(self, job_id: str, *, operator: bool = False) -> None:
+        self.inner.hold(job_id, operator=operator)
 
     def release(self, job_id: str) -> None:
         self.inner.release(job_id)
@@ -174,6 +176,10 @@ class Counters:
             }
 
 
+class StoreFileError(RuntimeError):
+    """The store's SQLite file was deleted or replaced under the running daemon."""
+
+
 class Service:
     """The daemon: the cycle, its journal, its schedule, and the state the API reads."""
 
@@ -187,6 +193,7 @@ class Service:
         cap: PowerCap | None = None,
         cycle_seconds: float = 30.0,
         max_start_attempts: int = 3,
+        requeue: RequeuePolicy = "replan",
         before_cycle: Callable[[], None] | None = None,
         clock: Clock = time.time,
         timer: Clock = time.perf_counter,
@@ -197,17 +204,25 @@ class Service:
         self.mode = mode
         self.cycle_seconds = cycle_seconds
         self.max_start_attempts = max_start_attempts
+        self.requeue: RequeuePolicy = requeue
         self.before_cycle = before_cycle
         self.clock = clock
         self.timer = timer
         self.counters = Counters()
         self.last: CycleSummary | None = None
         self._lock = threading.Lock()
-        self._started_by_us: set[str] = {a.job_id for a in store.done_starts() if a.job_id}
+        # Our last successful start of each job (never two starts of one incarnation).
+        self._starts: dict[str, StartRecord] = store.start_records()
+        self._requeues: set[tuple[str, int]] = store.requeues_seen()
         self._gave_up: set[str] = set()
         self._prev_power: tuple[int, float] | None = None
         self._reconciled = False
-        self._scheduler: BackgroundScheduler | None = None
+        self._timer: CycleTimer | None = None
+        self.monotonic: Clock = time.monotonic
+        self.last_ok_mono: float | None = None
+        """Monotonic time of the last successful cycle (readiness)."""
+        self.failures_in_row = 0
+        """Cycles failed since the last success (readiness)."""
 
     # -- configuration changes (API) ------------------------------------------------------
 
@@ -248,16 +263,17 @@ class Service:
         for a in pending:
             if a.kind == "start" and a.job_id in running:
                 self.store.finish_action(a.id, "done", result="reconciled: running after restart")
-                self._started_by_us.add(a.job_id)
+                nodes = tuple((a.nodes or "").split(","))
+                self._starts[a.job_id] = StartRecord(a.incarnation, a.time, nodes)
                 self.counters.action("start", "reconciled_done")
             elif a.kind == "start" and a.job_id in queued:
                 self.store.finish_action(
-                    a.id, "failed", error="reconciled: interrupted, job still pending"
+                    a.id, "failed", error=f"{RECONCILED} interrupted, job still pending"
                 )
                 self.counters.action("start", "reconciled_failed")
             else:
                 self.store.finish_action(
-                    a.id, "failed", error="reconciled: interrupted, outcome unknown"
+                    a.id, "failed", error=f"{RECONCILED} interrupted, outcome unknown"
                 )
                 self.counters.action(a.kind, "reconciled_failed")
         log.warning("reconciled %d pending action(s) after a restart", len(pending))
@@ -286,6 +302,11 @@ class Service:
         wall0 = self.clock()
         t0 = self.timer()
         mode = self.mode
+        problem = self.store.file_problem()
+        if problem:
+            # Nothing is journaled into a file no one will read again: nothing is done.
+            log.error("%s: no cycle runs until wattsched is restarted on a sound store", problem)
+            return self._failed(wall0, t0, mode, "store", StoreFileError(problem))
         try:
             if not self._reconciled:
                 # Before acting again, settle what a crash left pending (a failed RMS call
@@ -318,9 +339,15 @@ class Service:
                     nodes_on=nodes_on,
                     planned_mean_wait_s=wait,
                 ),
-                self._started_by_us,
+                self._starts,
             )
-            started = self._enforce(snap, plan, cycle_id) if mode == "enforce" else 0
+            keep_back, hold_failures = handle_requeues(
+                self.view, self.store, snap, plan, self._starts, self._requeues,
+                mode=mode, policy=self.requeue, cycle_id=cycle_id,
+            )  # fmt: skip
+            for _ in range(hold_failures):
+                self.counters.action("hold", "failed")
+            started = self._enforce(snap, plan, cycle_id, keep_back) if mode == "enforce" else 0
             duration = self.timer() - t0
             self.store.set_cycle_duration(cycle_id, duration)
         except SQLAlchemyError as exc:
@@ -348,6 +375,8 @@ class Service:
             started=started,
         )
         self.last = summary
+        self.last_ok_mono = self.monotonic()
+        self.failures_in_row = 0
         return summary
 
     def _failed(
@@ -356,6 +385,7 @@ class Service:
         duration = self.timer() - t0
         msg = f"{type(exc).__name__}: {exc}"
         log.warning("cycle failed (%s): %s", kind, msg)
+        self.failures_in_row += 1
         self.counters.error(kind)
         self.counters.cycle(duration)
         try:
@@ -383,15 +413,19 @@ class Service:
         self.last = summary
         return summary
 
-    def _enforce(self, snap: Snapshot, plan: Plan, cycle_id: int) -> int:
-        # Only jobs the RMS reports pending and not held by their owner (DESIGN safety rules).
-        queued = {j.id for j in snap.queued if not j.held}
+    def _enforce(
+        self, snap: Snapshot, plan: Plan, cycle_id: int, keep_back: Set[str] = frozenset()
+    ) -> int:
+        # Only jobs the RMS reports pending and not held by their owner or an operator (DESIGN
+        # safety rules), and not kept back this cycle (a requeue under requeue = "hold").
+        queued = {j.id: j for j in snap.queued if not j.held and j.id not in keep_back}
         todo = [a for a in plan.starts_now() if a.job_id in queued]
         failures = self.store.failed_start_counts(a.job_id for a in todo)
         ready = []
         for a in todo:
-            if a.job_id in self._started_by_us:
-                # The RMS still reports it pending although we started it: never twice.
+            prev = self._starts.get(a.job_id)
+            if prev is not None and prev.incarnation >= queued[a.job_id].restarts:
+                # Pending again in the incarnation we started (not a requeue): never twice.
                 log.error("job %s pending again after our start; not started twice", a.job_id)
                 self.counters.error("restart_refused")
                 continue
@@ -411,7 +445,10 @@ class Service:
         for i in range(0, len(ready), JOURNAL_BATCH):
             batch = ready[i : i + JOURNAL_BATCH]
             ids = self.store.begin_actions(
-                [("start", a.job_id, a.nodes) for a in batch], time_=snap.time, cycle_id=cycle_id
+                [("start", a.job_id, a.nodes) for a in batch],
+                time_=snap.time,
+                cycle_id=cycle_id,
+                incarnations=[queued[a.job_id].restarts for a in batch],
             )
             outcomes: list[tuple[int, str, str | None, str | None]] = []
             try:
@@ -427,7 +464,9 @@ class Service:
                         self.counters.error("start")
                         continue
                     outcomes.append((action_id, "done", "started", None))
-                    self._started_by_us.add(a.job_id)
+                    self._starts[a.job_id] = StartRecord(
+                        queued[a.job_id].restarts, snap.time, tuple(a.nodes)
+                    )
                     self.counters.action("start", "done")
                     started += 1
             finally:
@@ -437,35 +476,34 @@ class Service:
     # -- the schedule --------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Run the cycle every ``cycle_seconds`` in a background thread (first run now)."""
-        sched = BackgroundScheduler(timezone="UTC")
-        sched.add_job(
-            self._scheduled,
-            "interval",
-            seconds=self.cycle_seconds,
-            id="cycle",
-            max_instances=1,
-            coalesce=True,
-            misfire_grace_time=None,
-            next_run_time=None,
-        )
-        sched.start()
-        sched.modify_job("cycle", next_run_time=_utcnow())
-        self._scheduler = sched
+        """Run the cycle every ``cycle_seconds`` (monotonic clock) in a thread; first now."""
+        self._timer = CycleTimer(self._scheduled, self.cycle_seconds, monotonic=self.monotonic)
+        self._timer.start()
 
     def stop(self) -> None:
-        """Stop the schedule, wait for a running cycle, close the connector."""
-        if self._scheduler is not None:
-            self._scheduler.shutdown(wait=True)
-            self._scheduler = None
+        """Stop the period, wait for a running cycle, close the connector."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
         with self._lock:
             self.view.close()
 
-
-def _utcnow() -> Any:
-    import datetime as _dt
-
-    return _dt.datetime.now(_dt.UTC)
+    def readiness(self, stale_periods: float = 3.0, max_failures: int = 3) -> str:
+        """Why the daemon is not ready ("" when it is): no successful cycle within
+        ``stale_periods`` periods (on the monotonic clock), ``max_failures`` cycles failed in
+        a row (the RMS or the database), or the store's file replaced or deleted."""
+        problem = self.store.file_problem()
+        if problem:
+            return problem
+        if self.failures_in_row >= max_failures:
+            error = self.last.error if self.last else ""
+            return f"the last {self.failures_in_row} cycles failed: {error}"
+        if self.last_ok_mono is None:
+            return "no successful cycle yet"
+        age = self.monotonic() - self.last_ok_mono
+        if age > stale_periods * self.cycle_seconds:
+            return f"the last successful cycle is {age:.0f} s old"
+        return ""
 
 
 # -- wiring from the configuration --------------------------------------------------------------
@@ -572,6 +610,7 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         cap=read_cap(settings, origin),
         cycle_seconds=settings.cycle_seconds,
         max_start_attempts=settings.max_start_attempts,
+        requeue=settings.requeue,
         before_cycle=before,
         clock=clock,
     )

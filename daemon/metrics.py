@@ -44,6 +44,7 @@ def disjoint_job_states(by_state: dict[str, int], planned: int) -> dict[str, int
     out["waiting"] = queued - planned
     return out
 
+
 SOLVER_STATUSES: tuple[str, ...] = (
     "heuristic",
     "optimal",

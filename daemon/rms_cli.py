@@ -17,26 +17,17 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from wattsched.connectors.base import Connector, ConnectorError
+from wattsched.daemon.cli_common import CliError, ConfigOpt, config_or_exit, parse_nodes
 from wattsched.scheduler.model import Snapshot
 
 T = TypeVar("T")
 
 app = typer.Typer(
-    help="Talk to the resource manager through a connector.",
+    help="Talk to the resource manager through the connector of the config's [connector] table.",
     no_args_is_help=True,
     rich_markup_mode=None,  # help texts name TOML tables ([connector]): no markup
 )
 
-ConfigOpt = Annotated[
-    Path,
-    typer.Option(
-        "--config",
-        "-c",
-        envvar="WATTSCHED_CONFIG",
-        dir_okay=False,
-        help="TOML file with a [connector] table.",
-    ),
-]
 TableOpt = Annotated[bool, typer.Option("--table", help="Print tables instead of JSON.")]
 
 
@@ -52,18 +43,19 @@ def _main() -> None:
     """Resource manager commands."""
 
 
-def _connector(config: Path) -> Connector:
+def _connector(config: Path | None) -> Connector:
     from wattsched.connectors.config import build_connector, load_connector_config
 
+    path = config_or_exit(config)
     try:
-        return build_connector(load_connector_config(config))
+        return build_connector(load_connector_config(path))
     except ConnectorError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         raise typer.Exit(2) from None
 
 
 def _with_connector(
-    config: Path,
+    config: Path | None,
     action: Callable[[Connector], T],
     catch: tuple[type[Exception], ...] = (ConnectorError, ValueError),
 ) -> T:
@@ -172,7 +164,7 @@ def _done(result: dict[str, Any], table: bool) -> None:
 
 
 @app.command()
-def snapshot(config: ConfigOpt, table: TableOpt = False) -> None:
+def snapshot(config: ConfigOpt = None, table: TableOpt = False) -> None:
     """Show the cluster: nodes, running jobs, queued jobs."""
     data = _with_connector(config, lambda c: snapshot_dict(c.snapshot()), (ConnectorError,))
     if table:
@@ -184,22 +176,26 @@ def snapshot(config: ConfigOpt, table: TableOpt = False) -> None:
 @app.command()
 def start(
     job: Annotated[str, typer.Argument(help="Job id.")],
-    nodes: Annotated[str, typer.Option("--nodes", help="Comma-separated nodes, one per unit.")],
-    config: ConfigOpt,
+    nodes: Annotated[
+        str,
+        typer.Option(
+            "--nodes", help="One node per unit, as node sets: n[1-4],n7 (n1,n1: two units on n1)."
+        ),
+    ],
+    config: ConfigOpt = None,
     table: TableOpt = False,
 ) -> None:
     """Start a pending job now on exactly these nodes."""
-    names = [n.strip() for n in nodes.split(",") if n.strip()]
-    if not names:
-        typer.secho("error: --nodes names no node", err=True, fg=typer.colors.RED)
-        raise typer.Exit(2)
+    names = _nodes(nodes)
     res = _with_connector(config, lambda c: c.start(job, names))
     _done({"action": "start", "job": res.job_id, "nodes": list(res.nodes)}, table)
 
 
 @app.command()
 def hold(
-    job: Annotated[str, typer.Argument(help="Job id.")], config: ConfigOpt, table: TableOpt = False
+    job: Annotated[str, typer.Argument(help="Job id.")],
+    config: ConfigOpt = None,
+    table: TableOpt = False,
 ) -> None:
     """Hold a job: the RMS will not start it by itself."""
     _with_connector(config, lambda c: c.hold(job))
@@ -208,7 +204,9 @@ def hold(
 
 @app.command()
 def release(
-    job: Annotated[str, typer.Argument(help="Job id.")], config: ConfigOpt, table: TableOpt = False
+    job: Annotated[str, typer.Argument(help="Job id.")],
+    config: ConfigOpt = None,
+    table: TableOpt = False,
 ) -> None:
     """Release a job: the RMS may start it by itself."""
     _with_connector(config, lambda c: c.release(job))
@@ -217,11 +215,28 @@ def release(
 
 @app.command()
 def power(
-    node: Annotated[str, typer.Argument(help="Node name.")],
+    nodes: Annotated[str, typer.Argument(help="Nodes, as a node set: n[1-4],n7.")],
     state: Annotated[OnOff, typer.Argument(help="on or off.")],
-    config: ConfigOpt,
+    config: ConfigOpt = None,
     table: TableOpt = False,
 ) -> None:
-    """Switch a node on or off through the RMS's power saving."""
-    _with_connector(config, lambda c: c.power(node, on=state is OnOff.ON))
-    _done({"action": "power", "node": node, "state": state.value}, table)
+    """Switch nodes on or off through the RMS's power saving, one after the other."""
+    names = list(dict.fromkeys(_nodes(nodes)))
+    conn = _connector(config)
+    try:
+        for name in names:
+            try:
+                conn.power(name, on=state is OnOff.ON)
+            except (ConnectorError, ValueError) as exc:
+                raise _fail(exc) from None
+            _done({"action": "power", "node": name, "state": state.value}, table)
+    finally:
+        conn.close()
+
+
+def _nodes(text: str) -> list[str]:
+    try:
+        return parse_nodes(text)
+    except CliError as exc:
+        typer.secho(f"error: --nodes: {exc}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(2) from None

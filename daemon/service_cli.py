@@ -1,40 +1,41 @@
-"""``wattsched serve | migrate | status``: the daemon's commands."""
+"""``wattsched serve | migrate``: the daemon's commands (``status`` is a client command)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import signal
+import socket
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import uvicorn
+from sqlalchemy.exc import DatabaseError
 
-ConfigOpt = Annotated[
-    Path,
-    typer.Option("--config", "-c", exists=True, dir_okay=False, help="The daemon's TOML file."),
-]
+from wattsched.daemon.cli_common import ConfigOpt, LogLevel, LogLevelOpt, config_or_exit, fail
 
 
 def register(app: typer.Typer) -> None:
     """Add the daemon's commands to the main app."""
     app.command("serve")(serve)
     app.command("migrate")(migrate)
-    app.command("status")(status)
 
 
-def _fail(msg: str, code: int = 2) -> typer.Exit:
-    typer.secho(msg, err=True, fg=typer.colors.RED)
-    return typer.Exit(code)
+_fail = fail
 
 
 def serve(
-    config: ConfigOpt,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning, error")] = "info",
+    config: ConfigOpt = None,
+    log_level: LogLevelOpt = LogLevel.INFO,
+    accept_empty_store: Annotated[
+        bool,
+        typer.Option(
+            help="Start on an empty store although the RMS runs jobs (the first start beside a "
+            "busy cluster; never after losing the database: restore it instead)."
+        ),
+    ] = False,
 ) -> None:
     """Run the daemon: the control loop, the REST API and /metrics (SIGTERM stops it)."""
     import uvicorn
@@ -42,14 +43,15 @@ def serve(
     from wattsched.connectors.base import ConnectorError
     from wattsched.daemon.api.app import create_app
     from wattsched.daemon.config import ConfigError, load_config
+    from wattsched.daemon.instance_lock import InstanceLockHeld, acquire_instance_lock
     from wattsched.daemon.loop import build_service
     from wattsched.daemon.store import SchemaError
 
+    config = config_or_exit(config)
     logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=log_level.value.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # Quiet the libraries' per-run and per-request lines; our own code logs what matters.
-    logging.getLogger("apscheduler").setLevel(logging.ERROR)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     log = logging.getLogger("wattsched.serve")
     try:
@@ -59,6 +61,25 @@ def serve(
     except (ConfigError, SchemaError, ConnectorError, ValueError, OSError) as exc:
         # Bad settings, an old schema, an unreachable RMS, an unreadable trace: say which.
         raise _fail(f"cannot start: {exc}") from None
+    except DatabaseError as exc:
+        raise _fail(f"cannot start: {database_problem(settings.database_url, exc)}") from None
+    # One acting daemon per store, and the port ours, before anything is done (a second
+    # daemon must not run even one cycle).
+    try:
+        lock = acquire_instance_lock(service.store.engine)
+    except InstanceLockHeld as exc:
+        raise _fail(f"cannot start: {exc}") from None
+    try:
+        sock = bind_socket(settings.api.host, settings.api.port)
+    except OSError as exc:
+        lock.release()
+        raise _fail(f"cannot start: cannot listen on {settings.api.bind}: {exc.strerror}") from None
+    if not accept_empty_store:
+        problem = empty_store_problem(service)
+        if problem:
+            lock.release()
+            sock.close()
+            raise _fail(f"cannot start: {problem}")
     try:
         service.reconcile()
     except ConnectorError as exc:
@@ -76,18 +97,68 @@ def serve(
             app,
             host=settings.api.host,
             port=settings.api.port,
-            log_level=log_level.lower(),
+            log_level=log_level.value,
             access_log=False,
         )
     )
     service.start()
     try:
-        server.run()  # returns on SIGTERM / SIGINT (uvicorn's handlers)
+        server.run(sockets=[sock])  # returns on SIGTERM / SIGINT (uvicorn's handlers)
     finally:
         log.info("stopping: waiting for the running cycle")
         service.stop()
+        lock.release()
     if not server.started:
         raise _fail(f"could not serve on {settings.api.bind}", 1)
+
+
+def empty_store_problem(service: Any) -> str:
+    """Why starting on this store is unsafe ("" when it is not): it is empty (no cycle, no
+    action: a new database, or one lost and re-created by ``migrate``) while the RMS runs
+    jobs, which wattsched may have started: without the journal it could start them again."""
+    if not service.store.is_empty():
+        return ""
+    try:
+        running = service.view.snapshot().running
+    except Exception:  # the RMS is unreachable: the first cycle will say so
+        return ""
+    if not running:
+        return ""
+    ids = ", ".join(sorted(rj.job.id for rj in running)[:5])
+    return (
+        f"the store is empty but the RMS runs {len(running)} job(s) ({ids}...). If the "
+        "database was lost, restore it from a backup (the journal is what keeps a job from "
+        "being started twice); if this is wattsched's first start beside a busy cluster, "
+        "run `wattsched serve --accept-empty-store` once"
+    )
+
+
+def database_problem(url: str, exc: Exception) -> str:
+    """One line for a database that does not open as one (a corrupt or foreign file)."""
+    from sqlalchemy.engine import make_url
+
+    shown = make_url(url).render_as_string(hide_password=True)
+    cause = str(getattr(exc, "orig", exc)).strip()
+    return (
+        f"the database {shown} cannot be read ({cause}): restore it from a backup, or move it "
+        "away and run `wattsched migrate` to create an empty one (the journal, the never-twice "
+        "history, would be lost)"
+    )
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv4 or IPv6), bound now; OSError if taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
 
 
 class _Server(uvicorn.Server):
@@ -107,8 +178,9 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def migrate(config: ConfigOpt) -> None:
+def migrate(config: ConfigOpt = None) -> None:
     """Apply the database migrations (create the schema, or upgrade it)."""
+    config = config_or_exit(config)
     from wattsched.daemon.config import ConfigError, load_config
     from wattsched.daemon.store import current_revision, make_engine
     from wattsched.daemon.store import migrate as run_migrations
@@ -118,37 +190,11 @@ def migrate(config: ConfigOpt) -> None:
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     engine = make_engine(settings.database_url)
-    before = current_revision(engine)
-    after = run_migrations(engine)
+    try:
+        before = current_revision(engine)
+        after = run_migrations(engine)
+    except DatabaseError as exc:
+        raise _fail(f"cannot migrate: {database_problem(settings.database_url, exc)}") from None
     url = engine.url.render_as_string(hide_password=True)
     typer.echo(f"{url}: schema {before or '<empty>'} -> {after}")
     engine.dispose()
-
-
-def status(
-    url: Annotated[str, typer.Option(help="The daemon's API.")] = "http://127.0.0.1:8080",
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for the answer.")] = 5.0,
-) -> None:
-    """Ask a running daemon for its status and print it as a table."""
-    import httpx
-    from rich.console import Console
-    from rich.table import Table
-
-    try:
-        resp = httpx.get(url.rstrip("/") + "/status", timeout=timeout)
-        resp.raise_for_status()
-    except httpx.HTTPError as exc:
-        raise _fail(f"cannot get {url}/status: {exc}", 1) from None
-    data = resp.json()
-    table = Table(title=f"wattsched at {url}", show_header=False)
-    table.add_column("key", style="bold")
-    table.add_column("value")
-    for key, value in data.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
-        elif key.endswith("_at") and isinstance(value, int | float):
-            value = datetime.fromtimestamp(value, UTC).isoformat(timespec="seconds")
-        elif isinstance(value, float):
-            value = f"{value:,.3f}"
-        table.add_row(key, "-" if value is None else str(value))
-    Console().print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +18,13 @@ class TraceFormat(enum.StrEnum):
 
     SWF = "swf"
     EURORA = "eurora"
+
+
+class RuntimeSource(enum.StrEnum):
+    """Where a replayed job's run time comes from."""
+
+    WALLTIME = "walltime"
+    REAL = "real"
 
 
 class PowerPolicyName(enum.StrEnum):
@@ -96,6 +104,13 @@ def simulate(
         Path | None, typer.Option(exists=True, dir_okay=False, help="offset;watts cap profile.")
     ] = None,
     offline: Annotated[bool, typer.Option(help="Submit every job at time 0.")] = False,
+    runtime: Annotated[
+        RuntimeSource | None,
+        typer.Option(
+            help="How long jobs run: walltime (the paper's offline protocol; the default with "
+            "--offline) or real (the trace's runtimes; the default otherwise)."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for drawn job powers.")] = 0,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Read only N jobs.")] = None,
     power_out: Annotated[Path | None, typer.Option(help="Power CSV to write.")] = None,
@@ -118,6 +133,10 @@ def simulate(
         node_list = load_system(system, nodes, cores, mem_mb, fmt)
         jobs, skipped, report = _load_jobs(trace, fmt, node_list, queues, limit_jobs)
         jobs = _assign_power(jobs, job_power, core_watts, seed)
+        if (runtime or (RuntimeSource.WALLTIME if offline else RuntimeSource.REAL)) is (
+            RuntimeSource.WALLTIME
+        ):
+            jobs = [dataclasses.replace(j, runtime=j.walltime) for j in jobs]
         cap = _load_cap(power_cap, power_cap_file, jobs, offline)
     except TraceError as exc:
         raise _fail(str(exc)) from exc
@@ -195,6 +214,8 @@ def run_simulation(
         transient=False,
     ) as bar:
         task = bar.add_task(f"replay {dispatcher_name}", total=len(jobs))
+        if hasattr(disp, "on_replan"):
+            disp.on_replan = lambda r: bar.console.print(replan_line(r))
         result = replay(
             cluster,
             disp,
@@ -243,6 +264,18 @@ def run_simulation(
             "the machine or the power cap (raise --power-cap, or check the system file)"
         )
     return metrics
+
+
+def replan_line(r: Any) -> str:
+    """One progress line for a hybrid re-plan (a :class:`ReplanReport`)."""
+    st = r.stats
+    obj = "-" if st.objective is None else f"{st.objective:,.0f}"
+    bound = "-" if st.bound is None else f"{st.bound:,.0f}"
+    left = "" if r.left_s == float("inf") else f", budget left {max(r.left_s, 0):.1f} s"
+    return (
+        f"re-plan at t={r.time}: {r.queued} queued, {st.status}, objective {obj}, "
+        f"bound {bound}, {st.seconds:.1f} s{left}"
+    )
 
 
 def _load_jobs(

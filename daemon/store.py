@@ -12,8 +12,9 @@ ones against the RMS (:mod:`wattsched.daemon.loop`).
 from __future__ import annotations
 
 import math
+import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from sqlalchemy import Engine, create_engine, delete, event, func, insert, selec
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from wattsched.daemon.job_records import StartRecord, job_changes
 from wattsched.daemon.store_models import (
     ActionRow,
     CycleRow,
@@ -62,7 +64,11 @@ def make_engine(url: str) -> Engine:
     u = make_url(url)
     if u.get_backend_name() == "sqlite":
         if u.database and u.database != ":memory:":
-            Path(u.database).parent.mkdir(parents=True, exist_ok=True)
+            path = Path(u.database)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # The journal and the plan are the operators' business: owner-only from birth
+            # (SQLite gives its -wal and -shm files the database file's mode).
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
@@ -132,6 +138,10 @@ class CycleRecord:
     planned_mean_wait_s: float | None
 
 
+RECONCILED = "reconciled:"
+"""Prefix of the error of an action that a restart found pending (interrupted, not refused)."""
+
+
 def _join(nodes: Iterable[str]) -> str:
     return ",".join(nodes)
 
@@ -149,6 +159,34 @@ class Store:
         self.clock = clock
         self._job_state: dict[str, str] | None = None
         self._node_state: dict[str, tuple[str, bool, int]] | None = None
+        db = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+        self.path: Path | None = Path(db).resolve() if db and db != ":memory:" else None
+        self._identity = self._stat_identity()
+
+    def _stat_identity(self) -> tuple[int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def file_problem(self) -> str:
+        """Why the SQLite file is not the one opened ("" when it is, or for PostgreSQL): it
+        was deleted or replaced (another inode at the path), so writes would go to an
+        unlinked file and the journal would be lost."""
+        if self.path is None:
+            return ""
+        if self._identity is None:  # created after start: take it as ours from now on
+            self._identity = self._stat_identity()
+            return ""
+        now = self._stat_identity()
+        if now is None:
+            return f"the database file {self.path} was deleted"
+        if now != self._identity:
+            return f"the database file {self.path} was replaced"
+        return ""
 
     def reset_caches(self) -> None:
         """Forget what was read of the nodes and jobs (after a failed write): reread next time."""
@@ -165,6 +203,7 @@ class Store:
         job_id: str | None = None,
         nodes: Iterable[str] = (),
         cycle_id: int | None = None,
+        incarnation: int = 0,
     ) -> int:
         """Journal an action as ``pending`` (committed) before it is carried out; its id."""
         with self.sessions.begin() as s:
@@ -176,6 +215,7 @@ class Store:
                 time=time_,
                 created_at=self.clock(),
                 state="pending",
+                incarnation=incarnation,
             )
             s.add(row)
             s.flush()
@@ -187,9 +227,13 @@ class Store:
         *,
         time_: int,
         cycle_id: int | None = None,
+        incarnations: Iterable[int] | None = None,
     ) -> list[int]:
-        """Journal several ``(kind, job_id, nodes)`` actions as ``pending`` in one commit."""
+        """Journal several ``(kind, job_id, nodes)`` actions as ``pending`` in one commit
+        (``incarnations``: each job's restart count, 0 by default)."""
         now = self.clock()
+        acts = list(actions)
+        incs = list(incarnations) if incarnations is not None else [0] * len(acts)
         with self.sessions.begin() as s:
             rows = [
                 ActionRow(
@@ -200,8 +244,9 @@ class Store:
                     time=time_,
                     created_at=now,
                     state="pending",
+                    incarnation=inc,
                 )
-                for kind, job_id, nodes in actions
+                for (kind, job_id, nodes), inc in zip(acts, incs, strict=True)
             ]
             s.add_all(rows)
             s.flush()
@@ -256,8 +301,25 @@ class Store:
                 )
             )
 
+    def start_records(self) -> dict[str, StartRecord]:
+        """Each job's last successful start (its incarnation, time and nodes)."""
+        return {
+            a.job_id: StartRecord(a.incarnation, a.time, tuple((a.nodes or "").split(",")))
+            for a in self.done_starts()
+            if a.job_id
+        }
+
+    def requeues_seen(self) -> set[tuple[str, int]]:
+        """``(job, incarnation)`` of every requeue already journaled."""
+        with self.sessions() as s:
+            rows = s.execute(
+                select(ActionRow.job_id, ActionRow.incarnation).where(ActionRow.kind == "requeue")
+            )
+            return {(str(j), int(i)) for j, i in rows}
+
     def failed_start_counts(self, job_ids: Iterable[str]) -> dict[str, int]:
-        """How many failed starts each of these jobs has."""
+        """How many starts of each of these jobs the RMS refused (starts interrupted by a
+        crash, which reconciliation marks failed, are not refusals and do not count)."""
         ids = list(job_ids)
         if not ids:
             return {}
@@ -270,11 +332,20 @@ class Store:
                         ActionRow.kind == "start",
                         ActionRow.state == "failed",
                         ActionRow.job_id.in_(ids[i : i + 500]),
+                        func.coalesce(ActionRow.error, "").not_like(f"{RECONCILED}%"),
                     )
                     .group_by(ActionRow.job_id)
                 )
                 out.update({str(j): int(n) for j, n in rows})
         return out
+
+    def is_empty(self) -> bool:
+        """True for a store that never recorded a cycle nor an action (a new, or lost, one)."""
+        with self.sessions() as s:
+            return (
+                s.scalar(select(func.count()).select_from(CycleRow)) == 0
+                and s.scalar(select(func.count()).select_from(ActionRow)) == 0
+            )
 
     def last_cycle_time(self) -> int | None:
         """The cluster time of the last successful cycle (None before the first)."""
@@ -306,18 +377,23 @@ class Store:
         with self.sessions.begin() as s:
             s.execute(update(CycleRow).where(CycleRow.id == cycle_id).values(duration_s=duration_s))
 
-    def record_cycle(self, rec: CycleRecord, started_by_us: set[str]) -> int:
+    def record_cycle(self, rec: CycleRecord, starts: Mapping[str, StartRecord]) -> int:
         """Write one cycle: nodes (+ history), jobs' lifecycle, the plan, a power sample."""
         snap, plan = rec.snapshot, rec.plan
         now = self.clock()
         try:
-            return self._record_cycle(rec, snap, plan, now, started_by_us)
+            return self._record_cycle(rec, snap, plan, now, starts)
         except Exception:
             self.reset_caches()  # they may hold what the rolled-back transaction wrote
             raise
 
     def _record_cycle(
-        self, rec: CycleRecord, snap: Snapshot, plan: Plan, now: float, started_by_us: set[str]
+        self,
+        rec: CycleRecord,
+        snap: Snapshot,
+        plan: Plan,
+        now: float,
+        starts: Mapping[str, StartRecord],
     ) -> int:
         with self.sessions.begin() as s:
             self._load_caches(s)
@@ -343,7 +419,7 @@ class Store:
             s.add(cycle)
             s.flush()
             self._write_nodes(s, snap, now)
-            self._write_jobs(s, snap, plan, started_by_us)
+            self._write_jobs(s, snap, plan, starts)
             s.execute(delete(PlanEntryRow))
             jobs = {j.id: j for j in snap.queued}
             entries = [
@@ -431,56 +507,11 @@ class Store:
         if history:
             s.execute(insert(NodeStateRow), history)
 
-    def _write_jobs(self, s: Session, snap: Snapshot, plan: Plan, started_by_us: set[str]) -> None:
+    def _write_jobs(
+        self, s: Session, snap: Snapshot, plan: Plan, starts: Mapping[str, StartRecord]
+    ) -> None:
         assert self._job_state is not None
-        known = self._job_state
-        planned = plan.by_job()
-        inserts: list[dict[str, Any]] = []
-        updates: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        for job in snap.queued:
-            seen.add(job.id)
-            a = planned.get(job.id)
-            values = {
-                "id": job.id,
-                "last_seen": snap.time,
-                "planned_start": a.start if a else None,
-                "planned_nodes": _join(a.nodes) if a else None,
-            }
-            if job.id not in known:
-                inserts.append(self._job_values(job, snap.time) | values | {"state": "queued"})
-                known[job.id] = "queued"
-            else:
-                updates.append(values)
-        for rj in snap.running:
-            seen.add(rj.job.id)
-            state = known.get(rj.job.id)
-            if state == "running":
-                continue
-            values = {
-                "id": rj.job.id,
-                "state": "running",
-                "last_seen": snap.time,
-                "started": rj.start,
-                "nodes": _join(rj.nodes),
-                "started_by": "wattsched" if rj.job.id in started_by_us else "rms",
-            }
-            if state is None:
-                inserts.append(self._job_values(rj.job, snap.time) | values)
-            else:
-                updates.append(values)
-            known[rj.job.id] = "running"
-        for jid in [j for j in known if j not in seen]:
-            was = known.pop(jid)
-            updates.append(
-                {
-                    "id": jid,
-                    "state": "finished" if was == "running" else "cancelled",
-                    "finished": snap.time,
-                    "planned_start": None,
-                    "planned_nodes": None,
-                }
-            )
+        inserts, updates = job_changes(self._job_state, snap, plan, starts)
         if inserts:
             s.execute(insert(JobRow), inserts)
         if updates:
@@ -490,25 +521,3 @@ class Store:
                 groups.setdefault(tuple(sorted(u)), []).append(u)
             for rows in groups.values():
                 s.execute(update(JobRow), rows)
-
-    @staticmethod
-    def _job_values(job: Any, t: int) -> dict[str, Any]:
-        return {
-            "queue": job.queue,
-            "user": job.user,
-            "units": job.units,
-            "unit_cores": job.unit.cores,
-            "unit_mem_mb": job.unit.mem_mb,
-            "unit_gpus": job.unit.gpus,
-            "unit_mics": job.unit.mics,
-            "walltime": job.walltime,
-            "submit": job.submit,
-            "first_seen": t,
-            "last_seen": t,
-            "planned_start": None,
-            "planned_nodes": None,
-            "started": None,
-            "started_by": None,
-            "nodes": None,
-            "finished": None,
-        }

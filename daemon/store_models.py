@@ -60,7 +60,9 @@ class JobRow(Base):
 
     id: Mapped[str] = mapped_column(String(128), primary_key=True)
     state: Mapped[str] = mapped_column(String(16))
-    """queued | running | finished."""
+    """queued | running, then an end state: completed | cancelled | failed | timeout |
+    node_fail | preempted | out_of_memory as the RMS reports it, or finished (ended, the RMS
+    no longer says how)."""
     queue: Mapped[str] = mapped_column(String(128))
     user: Mapped[str | None] = mapped_column(String(128))
     units: Mapped[int] = mapped_column(Integer)
@@ -79,6 +81,10 @@ class JobRow(Base):
     """wattsched (we started it) | rms (the resource manager did)."""
     nodes: Mapped[str | None] = mapped_column(Text)
     finished: Mapped[int | None] = mapped_column(Integer)
+    held_by: Mapped[str | None] = mapped_column(String(16))
+    """Who holds a queued job: wattsched (its gate) | user | operator; None: not held."""
+    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """How many times the RMS requeued the job."""
 
 
 class CycleRow(Base):
@@ -129,7 +135,7 @@ class ActionRow(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     kind: Mapped[str] = mapped_column(String(16))
-    """start | hold | release | power_on | power_off."""
+    """start | hold | release | requeue (seen, not an RMS command) | power_on | power_off."""
     job_id: Mapped[str | None] = mapped_column(String(128))
     nodes: Mapped[str | None] = mapped_column(Text)
     cycle_id: Mapped[int | None] = mapped_column(Integer)
@@ -141,6 +147,8 @@ class ActionRow(Base):
     """pending | done | failed."""
     result: Mapped[str | None] = mapped_column(Text)
     error: Mapped[str | None] = mapped_column(Text)
+    incarnation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The job's restart count the action concerns (never two starts of one incarnation)."""
 
 
 class PowerSampleRow(Base):

@@ -29,8 +29,7 @@ wattsched demo on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
   curl -s http://127.0.0.1:8080/status | python3 -m json.tool
   curl -s 'http://127.0.0.1:8080/jobs?state=running&limit=5' | python3 -m json.tool
   curl -s http://127.0.0.1:8080/metrics | grep ^wattsched_
-  curl -s -X PUT -H "Authorization: Bearer \$(cat var/demo/token)" -H 'Content-Type: application/json' \\
-       -d '{"watts": 2600}' http://127.0.0.1:8080/config/power-cap
+  $VENV/bin/wattsched status -c $CONFIG            # or: plan, cap set 2600, mode advise
 OpenAPI: http://127.0.0.1:8080/docs
 
 MSG

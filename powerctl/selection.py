@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
-from wattsched.scheduler.model import Job, Node, Placement, Plan, PowerState, Resources, Snapshot
+from wattsched.scheduler.model import Node, Placement, Plan, PowerState, Resources, Snapshot
 
 
 def _order_key_off(node: Node) -> tuple[int, float, str]:
@@ -121,70 +121,59 @@ def queued_need(snap: Snapshot) -> Resources:
     return Resources(*total)
 
 
-def node_room(unit: Resources, node: Node) -> int:
+class Shape(NamedTuple):
+    """A unit shape of the queue and how many units of it one node may take (None: as many as
+    fit; 1 for jobs whose units are scattered). A packed job is one unit of its whole need."""
+
+    unit: Resources
+    per_node: int | None = None
+
+
+def node_room(shape: Shape, node: Node) -> int:
     """How many units of this shape an empty ``node`` holds."""
-    return _room(unit, node.capacity)
+    return _room(shape, node.capacity)
 
 
-@dataclass(frozen=True, slots=True)
-class ScatterShape(Resources):
-    """The unit shape of a ``scatter`` job: a node holds at most one such unit.
-
-    A distinct key from the plain :class:`Resources` of the same amounts (dataclass equality
-    compares classes), so free and scatter jobs of one shape are counted apart.
-    """
-
-
-def _room(unit: Resources, capacity: Resources) -> int:
+def _room(shape: Shape, capacity: Resources) -> int:
     room: int | None = None
-    for need, have in zip(unit.as_tuple(), capacity.as_tuple(), strict=True):
+    for need, have in zip(shape.unit.as_tuple(), capacity.as_tuple(), strict=True):
         if need:
             room = have // need if room is None else min(room, have // need)
-    if isinstance(unit, ScatterShape):
-        return min(room or 0, 1)
-    return room or 0
+    room = room or 0
+    return room if shape.per_node is None else min(room, shape.per_node)
 
 
-def job_shape(job: Job) -> tuple[Resources, int]:
-    """The shape and unit count by which a job's need of powered nodes is counted.
-
-    ``free``: its unit, ``units`` of them anywhere. ``scatter``: a :class:`ScatterShape`
-    (one per node). ``pack``: one unit of all the units together (they need one node).
-    """
-    if job.placement is Placement.PACK:
-        return job.unit.scaled(job.units), 1
-    if job.placement is Placement.SCATTER and job.units > 1:
-        u = job.unit
-        return ScatterShape(u.cores, u.mem_mb, u.gpus, u.mics), job.units
-    return job.unit, job.units
-
-
-def queue_shapes(snap: Snapshot) -> dict[Resources, int]:
-    """Each unit shape of the queued (not held) jobs -> the most units one job asks of it
-    (placement rules folded in by :func:`job_shape`)."""
-    shapes: dict[Resources, int] = {}
+def queue_shapes(snap: Snapshot) -> dict[Shape, int]:
+    """Each unit shape of the queued (not held) jobs -> the most units one job asks of it,
+    with the jobs' placement rules (scattered units: one a node; packed: one unit of all)."""
+    shapes: dict[Shape, int] = {}
     for j in snap.queued:
         if j.held:
             continue
-        unit, units = job_shape(j)
-        if units > shapes.get(unit, 0):
-            shapes[unit] = units
+        if j.placement is Placement.PACK:
+            shape, units = Shape(j.total), 1
+        elif j.placement is Placement.SCATTER:
+            shape, units = Shape(j.unit, 1), j.units
+        else:
+            shape, units = Shape(j.unit), j.units
+        if units > shapes.get(shape, 0):
+            shapes[shape] = units
     return shapes
 
 
-def shape_rooms(shapes: Mapping[Resources, int], nodes: Iterable[Node]) -> dict[Resources, int]:
+def shape_rooms(shapes: Mapping[Shape, int], nodes: Iterable[Node]) -> dict[Shape, int]:
     """How many units of each shape ``nodes`` hold when empty."""
     kinds = Counter(n.capacity for n in nodes)  # clusters have few node shapes
     return {u: sum(k * _room(u, c) for c, k in kinds.items()) for u in shapes}
 
 
-def missing_units(shapes: Mapping[Resources, int], nodes: Iterable[Node]) -> dict[Resources, int]:
+def missing_units(shapes: Mapping[Shape, int], nodes: Iterable[Node]) -> dict[Shape, int]:
     """Shapes some queued job cannot place on ``nodes`` even empty -> units missing."""
     rooms = shape_rooms(shapes, nodes)
     return {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
 
 
-def keeps_shapes(node: Node, shapes: Mapping[Resources, int], rooms: dict[Resources, int]) -> bool:
+def keeps_shapes(node: Node, shapes: Mapping[Shape, int], rooms: dict[Shape, int]) -> bool:
     """True when every queued job still fits the powered nodes without ``node``."""
     return all(rooms[u] - node_room(u, node) >= k for u, k in shapes.items())
 
@@ -195,7 +184,7 @@ def choose_on(
     candidates: Sequence[Node],
     shortfall: Resources,
     *,
-    must_fit: Mapping[Resources, int] | None = None,
+    must_fit: Mapping[Shape, int] | None = None,
     max_nodes: int | None = None,
 ) -> list[Node]:
     """Candidates to power on, in order, until ``shortfall`` is covered and every unit in

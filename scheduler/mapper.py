@@ -10,47 +10,128 @@ the control cycle cheap in long replays.
 Power accounting (see :class:`~wattsched.scheduler.model.NodePowerModel`): the static draw of
 every node in its power state, plus, per node with at least one busy unit, ``first_core_w``,
 plus the power of each busy unit (the job's own estimate, or the node model's per resource).
-
-Placement rules (:class:`~wattsched.scheduler.model.Placement`): ``scatter`` puts at most one
-unit per node, ``pack`` all units on one node, ``free`` fills each node in turn. An
-``exclusive`` job goes only on nodes with nothing busy, and books them whole while it runs
-(:attr:`ClusterState.excl`): nothing else is placed there. Free, non-exclusive jobs on a state
-without exclusive jobs take the original fast path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-from wattsched.scheduler.mapper_arrays import (
-    EPS_W,
-    FREE,
-    PACK,
-    SCATTER,
-    BoolArray,
-    FloatArray,
-    IntArray,
-    JobVec,
-    NodeArrays,
-)
-from wattsched.scheduler.model import Job, Node, PowerCap, Snapshot
+from wattsched.scheduler.model import Job, Node, Placement, PowerCap, PowerState, Snapshot
 
-__all__ = [
-    "EPS_W",
-    "FREE",
-    "PACK",
-    "SCATTER",
-    "BoolArray",
-    "ClusterState",
-    "FloatArray",
-    "IntArray",
-    "JobVec",
-    "NodeArrays",
-    "StateCache",
-    "placement_of",
-]
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+EPS_W = 1e-6
+"""Tolerance on power comparisons (float sums)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobVec:
+    """A job's requirement as arrays, computed once per job."""
+
+    req: IntArray
+    """Per-unit requirement in RESOURCES order."""
+    units: int
+    walltime: int
+    unit_power_w: float | None
+    nz: IntArray
+    """Indexes of the resources the unit needs (> 0)."""
+    total: IntArray
+    node_w: FloatArray | None = None
+    """Power of one unit on each node (from the node models), when the job has no estimate."""
+    shape: tuple[int, ...] = ()
+    """Per-unit requirement and unit count: jobs of one shape fit or fail together."""
+    flat_w: float | None = None
+    """Power of one unit when it is the same on every node (estimate, or uniform nodes)."""
+    total_l: tuple[int, ...] = ()
+    """``total`` as Python ints (cheap scalar checks)."""
+    single: int = -1
+    """The one resource the unit needs, or -1 when it needs several."""
+    min_w: float = 0.0
+    """The least power all units can add, on the cheapest nodes, first cores not counted."""
+    placement: Placement = Placement.FREE
+    """How the units may share nodes (the job's rule)."""
+    exclusive: bool = False
+    """The job takes its nodes whole."""
+
+    @property
+    def ruled(self) -> bool:
+        """True when the placement is anything but free sharing (the fast path skips rules)."""
+        return self.placement is not Placement.FREE or self.exclusive
+
+    @classmethod
+    def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
+        req = np.array(job.unit.as_tuple(), dtype=np.int64)
+        node_w = None
+        flat_w = job.unit_power_w
+        if job.unit_power_w is None and arrays is not None:
+            node_w = arrays.res_w @ req.astype(float)
+            if arrays.uniform_power and len(node_w):
+                flat_w = float(node_w[0])
+        nz = np.flatnonzero(req)
+        if flat_w is not None:
+            min_w = flat_w * job.units
+        elif node_w is not None and len(node_w):
+            min_w = float(node_w.min()) * job.units
+        else:
+            min_w = 0.0
+        return cls(
+            req=req,
+            units=job.units,
+            walltime=job.walltime,
+            unit_power_w=job.unit_power_w,
+            nz=nz,
+            total=req * job.units,
+            node_w=node_w,
+            shape=(*job.unit.as_tuple(), job.units),
+            flat_w=flat_w,
+            total_l=tuple((req * job.units).tolist()),
+            single=int(nz[0]) if len(nz) == 1 else -1,
+            min_w=min_w,
+            placement=job.placement,
+            exclusive=job.exclusive,
+        )
+
+
+class NodeArrays:
+    """The static part of a node list, as arrays (rebuilt only when the node list changes)."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = tuple(nodes)
+        self.names = [n.name for n in nodes]
+        self.names_arr = np.array(self.names, dtype=object)
+        self.index = {n.name: i for i, n in enumerate(nodes)}
+        if len(self.index) != len(self.names):
+            raise ValueError("node names must be unique")
+        self.capacity: IntArray = np.array(
+            [n.capacity.as_tuple() for n in nodes], dtype=np.int64
+        ).reshape(len(nodes), 4)
+        self.usable: BoolArray = np.array(
+            [n.available and n.state is PowerState.ON for n in nodes], dtype=bool
+        )
+        self.first_core_w: FloatArray = np.array([n.power.first_core_w for n in nodes], dtype=float)
+        self.res_w: FloatArray = np.array(
+            [(n.power.core_w, 0.0, n.power.gpu_w, n.power.mic_w) for n in nodes], dtype=float
+        ).reshape(len(nodes), 4)
+        # A booting node will draw its idle power once up: hold room for the larger of the two,
+        # so that a job started during a boot cannot push the draw over the cap at its end.
+        self.static_w = float(
+            sum(
+                max(n.power.transition_w, n.power.idle_w)
+                if n.state is PowerState.BOOTING
+                else n.power.state_watts(n.state)
+                for n in nodes
+            )
+        )
+        self.efficiency: FloatArray = np.array([n.efficiency for n in nodes], dtype=float)
+        self.total_capacity: IntArray = self.capacity.sum(axis=0)
+        self.has_first_core = bool(self.first_core_w.any())
+        self.uniform_power = bool(len(nodes) == 0 or (self.res_w == self.res_w[0]).all())
 
 
 class ClusterState:
@@ -61,16 +142,14 @@ class ClusterState:
         self.cap = cap
         self.free: IntArray = arrays.capacity.copy()
         self.busy_units: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
+        self.held_whole: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
+        """Exclusive jobs on each node (a node held whole takes no other job)."""
         self.power_w: float = arrays.static_w
         self.free_total: IntArray = arrays.total_capacity.copy()
         self.free_total_l: list[int] = self.free_total.tolist()
         """``free_total`` as Python ints, kept in step (cheap scalar checks)."""
         self.last_fail = ""
         """Why the last :meth:`place` failed: ``resources`` or ``power``."""
-        self.excl: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
-        """Exclusive jobs booked on each node (nothing else may go there)."""
-        self.n_excl = 0
-        """``excl.sum()``: 0 keeps the fast path."""
 
     def copy(self) -> ClusterState:
         """An independent copy (for look-ahead)."""
@@ -79,12 +158,11 @@ class ClusterState:
         other.cap = self.cap
         other.free = self.free.copy()
         other.busy_units = self.busy_units.copy()
+        other.held_whole = self.held_whole.copy()
         other.power_w = self.power_w
         other.free_total = self.free_total.copy()
         other.free_total_l = list(self.free_total_l)
         other.last_fail = ""
-        other.excl = self.excl.copy()
-        other.n_excl = self.n_excl
         return other
 
     # -- power -------------------------------------------------------------------------------
@@ -160,10 +238,8 @@ class ClusterState:
         k = self.units_fitting(jv)
         if limit_k is not None:
             k = np.minimum(k, limit_k)
-        if not jv.plain or self.n_excl:
-            k = self._rule_k(jv, k)
-            if jv.rule == PACK:
-                return self._place_pack(jv, k, order, limit)
+        if jv.ruled or self.held_whole.any():
+            k = self._apply_rule(jv, k)
         ko = k[order]
         cum = np.cumsum(ko)
         if cum.size == 0 or cum[-1] < jv.units:
@@ -180,54 +256,40 @@ class ClusterState:
         self.last_fail = ""
         return take, counts
 
-    def _rule_k(self, jv: JobVec, k: IntArray) -> IntArray:
-        """``k`` (units that fit per node) cut down to what the job's rule allows."""
-        if self.n_excl:
-            k = np.where(self.excl > 0, 0, k)
+    def _apply_rule(self, jv: JobVec, k: IntArray) -> IntArray:
+        """Units per node that the job's placement rule allows, from what fits (``k``)."""
+        k = np.where(self.held_whole > 0, 0, k)  # nodes held whole by an exclusive job
         if jv.exclusive:
             k = np.where(self.busy_units > 0, 0, k)
-        if jv.rule == SCATTER:
+        if jv.placement is Placement.SCATTER:
             k = np.minimum(k, 1)
+        elif jv.placement is Placement.PACK:
+            k = np.where(k >= jv.units, jv.units, 0)
         return k
 
-    def _place_pack(
-        self, jv: JobVec, k: IntArray, order: IntArray, limit: float
-    ) -> tuple[IntArray, IntArray] | None:
-        """All the units on the first node in ``order`` that hosts them all."""
-        hit = np.flatnonzero(k[order] >= jv.units)
-        if hit.size == 0:
-            return None
-        take = order[hit[:1]]
-        counts = np.array([jv.units], dtype=np.int64)
-        if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
-            self.last_fail = "power"
-            return None
-        self.last_fail = ""
-        return take, counts
-
     def rule_violation(self, jv: JobVec, idx: IntArray, counts: IntArray) -> str:
-        """Why a placement breaks the job's rule or another job's exclusivity ("" if not)."""
-        if jv.rule == SCATTER and (counts > 1).any():
-            return "placement=scatter puts several units on one node"
-        if jv.rule == PACK and len(idx) > 1:
-            return "placement=pack spreads units over several nodes"
-        if self.n_excl and (self.excl[idx] > 0).any():
-            return "a node is booked by an exclusive job"
+        """Why this placement breaks the job's rule or an exclusive job's ("" when not)."""
+        if (self.held_whole[idx] > 0).any():
+            return "a node is held whole by an exclusive job"
         if jv.exclusive and (self.busy_units[idx] > 0).any():
-            return "an exclusive job needs idle nodes"
+            return "an exclusive job needs empty nodes"
+        if jv.placement is Placement.SCATTER and (counts > 1).any():
+            return "scattered units share a node"
+        if jv.placement is Placement.PACK and len(idx) > 1:
+            return "packed units span nodes"
         return ""
 
     def check(self, jv: JobVec, idx: IntArray, counts: IntArray, t: int) -> str:
         """Why this given placement cannot start at ``t`` ("" when it can): the nodes must be
-        usable, have room for their units, and the power must stay under the cap."""
+        usable, have room for their units, respect the placement rules, and the power must
+        stay under the cap."""
         if len(idx) == 0 or int(counts.sum()) != jv.units:
             return "wrong number of units"
         if not self.arrays.usable[idx].all():
             return "a node is not usable"
-        if not jv.plain or self.n_excl:
-            why = self.rule_violation(jv, idx, counts)
-            if why:
-                return why
+        why = self.rule_violation(jv, idx, counts)
+        if why:
+            return why
         if (self.free[idx] < counts[:, None] * jv.req).any():
             return "a node lacks room"
         if (
@@ -247,8 +309,7 @@ class ClusterState:
             self.free[idx] -= counts[:, None] * jv.req
         self.busy_units[idx] += counts
         if jv.exclusive:
-            self.excl[idx] += 1
-            self.n_excl += len(idx)
+            self.held_whole[idx] += 1
         self._add_total(jv.total_l, -1)
         self.power_w += delta
         return delta
@@ -267,8 +328,7 @@ class ClusterState:
             self.free[idx] += counts[:, None] * jv.req
         self.busy_units[idx] -= counts
         if jv.exclusive:
-            self.excl[idx] -= 1
-            self.n_excl -= len(idx)
+            self.held_whole[idx] -= 1
         self._add_total(jv.total_l, +1)
         delta = self.delta_watts(jv, idx, counts)
         self.power_w -= delta
@@ -291,8 +351,7 @@ class ClusterState:
         for jv, i, _ in items:
             self._add_total(jv.total_l, +1)
             if jv.exclusive:
-                self.excl[i] -= 1
-                self.n_excl -= len(i)
+                self.held_whole[i] -= 1
         idle_now = was_busy & (self.busy_units == 0)
         self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
 

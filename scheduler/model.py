@@ -7,11 +7,13 @@ here does I/O.
 Resources are a fixed vector ``(cores, mem_mb, gpus, mics)`` (:data:`RESOURCES`): a node's
 capacity and a job unit's requirement are both :class:`Resources`.
 
-A job is made of ``units`` identical units; each unit runs on one node. Several units of the
-same job may share a node when it has room (PBS ``place=free`` semantics, as in the Eurora
-traces); :attr:`Assignment.nodes` lists one node per unit, so a node may appear more than once.
-A job's :class:`Placement` rule (``free``, ``scatter``, ``pack``) and its ``exclusive`` flag
-say which assignments the resource manager accepts: :meth:`Job.placement_violation` checks one.
+A job is made of ``units`` identical units; each unit runs on one node. Its
+:class:`Placement` says how the units may share nodes: ``free`` (several units of the job on one
+node when it has room: PBS ``place=free``, the Eurora traces), ``scatter`` (every unit on a
+distinct node: Slurm ``-N k``, PBS ``place=scatter``) or ``pack`` (all units on one node: PBS
+``place=pack``, Grid Engine ``$pe_slots``); ``exclusive`` jobs take their nodes whole (Slurm
+``--exclusive``, PBS ``excl``). :attr:`Assignment.nodes` lists one node per unit, so a node may
+appear more than once for a ``free`` job; :func:`placement_error` checks a node list.
 """
 
 from __future__ import annotations
@@ -60,6 +62,14 @@ class Resources:
     def scaled(self, k: int) -> Resources:
         """These amounts times ``k``."""
         return Resources(self.cores * k, self.mem_mb * k, self.gpus * k, self.mics * k)
+
+
+class Placement(enum.StrEnum):
+    """How a job's units may share nodes (see the module docstring)."""
+
+    FREE = "free"
+    SCATTER = "scatter"
+    PACK = "pack"
 
 
 class PowerState(enum.StrEnum):
@@ -127,8 +137,12 @@ class NodePowerModel:
             _check(value >= 0, "NodePowerModel", name, value, "must be >= 0")
 
     def state_watts(self, state: PowerState) -> float:
-        """The draw of a node with no busy core, in this power state."""
-        if state is PowerState.ON:
+        """The draw of a node with no busy core, in this power state.
+
+        A failed node counts at its idle draw: a node whose RMS daemon died usually still
+        draws power (only a BMC that says off makes it ``off``).
+        """
+        if state in (PowerState.ON, PowerState.FAILED):
             return self.idle_w
         if state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
             return self.transition_w
@@ -137,20 +151,6 @@ class NodePowerModel:
     def unit_watts(self, unit: Resources) -> float:
         """The draw of one job unit computed from this model (no per-job estimate)."""
         return unit.cores * self.core_w + unit.gpus * self.gpu_w + unit.mics * self.mic_w
-
-
-class Placement(enum.StrEnum):
-    """How a job's units may spread over nodes (its resource manager's placement rule).
-
-    ``free``: anywhere, several units may share a node (PBS ``place=free``, the Eurora traces,
-    the default). ``scatter``: every unit on a distinct node (Slurm ``-N k``, PBS ``scatter``).
-    ``pack``: all units on one node (PBS ``pack``, Grid Engine ``$pe_slots``). Exclusivity is a
-    separate flag on :class:`Job` (``exclusive``) that combines with any of the three.
-    """
-
-    FREE = "free"
-    SCATTER = "scatter"
-    PACK = "pack"
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,15 +205,20 @@ class Job:
     """The real runtime (traces and the simulated cluster only); never seen by dispatchers."""
     user: str | None = None
     held: bool = False
+    """Someone else holds the job (its user, an operator): it is never planned."""
     partition: str | None = None
+    held_by: str | None = None
+    """Who holds the job: ``wattsched`` (its gate: the job waits to be started by us),
+    ``user``, ``operator``; None when the RMS may start it by itself."""
+    restarts: int = 0
+    """How many times the RMS requeued the job (Slurm's restart count): its incarnation."""
     placement: Placement = Placement.FREE
-    """How the units may spread over nodes (see :class:`Placement`)."""
+    """How the units may share nodes (the RMS's rule; ``free`` for the traces)."""
     exclusive: bool = False
-    """The job's nodes run nothing else while it runs (Slurm ``--exclusive``, PBS ``excl``)."""
+    """The job's nodes run nothing else while it runs."""
 
     def __post_init__(self) -> None:
         owner = f"Job {self.id}"
-        _check(isinstance(self.placement, Placement), owner, "placement", self.placement, "unknown")
         _check(bool(self.id), "Job", "id", self.id, "must not be empty")
         _check(self.submit >= 0, owner, "submit", self.submit, "must be >= 0")
         _check(self.walltime > 0, owner, "walltime", self.walltime, "must be > 0")
@@ -224,20 +229,6 @@ class Job:
             _check(self.unit_power_w >= 0, owner, "unit_power_w", self.unit_power_w, "must be >= 0")
         if self.runtime is not None:
             _check(self.runtime >= 0, owner, "runtime", self.runtime, "must be >= 0")
-
-    def placement_violation(self, nodes: Sequence[str]) -> str:
-        """Why an assignment (one node name per unit) breaks this job's rule ("" if it does not).
-
-        Exclusivity is about other jobs, so it is not checked here (see the mapper and
-        :func:`~wattsched.scheduler.validate.validate_schedule`).
-        """
-        if len(nodes) != self.units:
-            return f"{len(nodes)} nodes for {self.units} units"
-        if self.placement is Placement.SCATTER and len(set(nodes)) != len(nodes):
-            return f"placement=scatter needs {self.units} distinct nodes, got {list(nodes)}"
-        if self.placement is Placement.PACK and len(set(nodes)) > 1:
-            return f"placement=pack needs one node, got {sorted(set(nodes))}"
-        return ""
 
     @property
     def total(self) -> Resources:
@@ -330,6 +321,22 @@ class PowerCap:
         return self.steps[i][0] if i < len(self.steps) else None
 
 
+END_STATES = frozenset(
+    {"completed", "cancelled", "failed", "timeout", "node_fail", "preempted", "out_of_memory"}
+)
+"""The end states a job can have in the store and the API (besides ``finished``: ended, state
+unknown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndedJob:
+    """A job the RMS reports as ended: its id, end state (one of :data:`END_STATES`) and end."""
+
+    job_id: str
+    state: str
+    end: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """What a dispatcher sees: the cluster at one instant."""
@@ -341,6 +348,9 @@ class Snapshot:
     cap: PowerCap = field(default_factory=PowerCap.unlimited)
     outside_temp_c: tuple[tuple[int, float], ...] = ()
     """Forecast of the outside temperature: ``(time, celsius)`` steps (cooling-aware dispatch)."""
+    ended: tuple[EndedJob, ...] = ()
+    """Jobs the RMS still reports after their end, with its end state (Slurm keeps them for
+    ``MinJobAge``); empty when the RMS does not say."""
 
     def node_index(self) -> dict[str, int]:
         """Node name -> position in :attr:`nodes` (the solver-index boundary)."""
@@ -349,6 +359,21 @@ class Snapshot:
     def max_ewt(self) -> int:
         """The largest expected wait time among the queued jobs (1 when none)."""
         return max((j.ewt for j in self.queued), default=1)
+
+
+def placement_error(job: Job, nodes: Sequence[str]) -> str:
+    """Why ``nodes`` (one per unit) break the job's placement rule ("" when they do not).
+
+    Exclusivity depends on the other jobs and is checked where they are known (the mapper,
+    the validator, the simulated cluster).
+    """
+    if len(nodes) != job.units:
+        return f"names {len(nodes)} nodes for {job.units} units"
+    if job.placement is Placement.SCATTER and len(set(nodes)) != len(nodes):
+        return f"puts several units on one node ({','.join(nodes)}) but its units are scattered"
+    if job.placement is Placement.PACK and len(set(nodes)) > 1:
+        return f"spreads its units ({','.join(nodes)}) but they are packed on one node"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

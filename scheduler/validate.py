@@ -2,8 +2,9 @@
 
 Given the nodes, the cap and what ran where and when, it recomputes per-node usage and the
 cluster power at every event and lists every violation: a node over capacity, an instant
-above the cap, a start before submit, a job run twice, units on unknown nodes, an assignment
-that breaks its job's placement rule (scatter, pack) or a node shared with an exclusive job.
+above the cap, a start before submit, a job run twice, units on unknown nodes, units placed
+against the job's rule (scattered units sharing a node, packed units spread, an exclusive
+job sharing its nodes).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wattsched.scheduler.model import RESOURCES, Job, Node, PowerCap
+from wattsched.scheduler.model import RESOURCES, Job, Node, PowerCap, placement_error
 
 _TOL_W = 1e-6
 
@@ -44,12 +45,9 @@ def validate_schedule(
         seen.add(r.job.id)
         if r.start < r.job.submit:
             errors.append(f"job {r.job.id} started at {r.start} before its submit {r.job.submit}")
-        if len(r.nodes) != r.job.units:
-            errors.append(f"job {r.job.id} has {len(r.nodes)} nodes for {r.job.units} units")
-        else:
-            why = r.job.placement_violation(r.nodes)
-            if why:
-                errors.append(f"job {r.job.id} breaks its placement rule: {why}")
+        why = placement_error(r.job, r.nodes)
+        if why:
+            errors.append(f"job {r.job.id} {why}")
         unknown = [n for n in r.nodes if n not in index]
         if unknown:
             errors.append(f"job {r.job.id} ran on unknown nodes {unknown}")
@@ -60,7 +58,7 @@ def validate_schedule(
     events.sort(key=lambda e: (e[0], e[1]))
     free = [list(n.capacity.as_tuple()) for n in nodes]
     busy = [0] * len(nodes)
-    owner: list[str | None] = [None] * len(nodes)  # the exclusive job on each node
+    on_node: list[dict[str, bool]] = [{} for _ in nodes]  # job id -> exclusive, per node
     unit_w = [0.0] * len(nodes)
     static = sum(n.power.state_watts(n.state) for n in nodes)
     i = 0
@@ -69,11 +67,18 @@ def validate_schedule(
         while i < len(events) and events[i][0] == t:
             _, kind, r = events[i]
             sign = -1 if kind == 1 else 1
-            if kind == 1:
-                errors.extend(_exclusive_clash(r, index, busy, owner))
-            elif r.job.exclusive:
-                for name in r.nodes:
-                    owner[index[name]] = None
+            for name in dict.fromkeys(r.nodes):
+                k = index[name]
+                if kind == 1:
+                    others = {j: x for j, x in on_node[k].items() if j != r.job.id}
+                    if others and (r.job.exclusive or any(others.values())):
+                        errors.append(
+                            f"node {name} shared at {t} by {r.job.id} and {sorted(others)} "
+                            "with an exclusive job"
+                        )
+                    on_node[k][r.job.id] = r.job.exclusive
+                else:
+                    on_node[k].pop(r.job.id, None)
             for name in r.nodes:
                 k = index[name]
                 node = nodes[k]
@@ -99,20 +104,3 @@ def validate_schedule(
         if power > limit + _TOL_W:
             errors.append(f"power {power:.1f} W above the cap {limit:.1f} W in [{t}, {nxt})")
     return errors[:max_errors]
-
-
-def _exclusive_clash(
-    r: Executed, index: dict[str, int], busy: list[int], owner: list[str | None]
-) -> list[str]:
-    """Errors of ``r`` starting beside an exclusive job, or exclusive beside a busy node."""
-    out: list[str] = []
-    for name in dict.fromkeys(r.nodes):
-        k = index[name]
-        if owner[k] is not None:
-            out.append(f"node {name} is exclusive to job {owner[k]} when {r.job.id} starts")
-        elif r.job.exclusive and busy[k] > 0:
-            out.append(f"exclusive job {r.job.id} starts on busy node {name}")
-    if r.job.exclusive:
-        for name in r.nodes:
-            owner[index[name]] = r.job.id
-    return out

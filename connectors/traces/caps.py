@@ -6,7 +6,7 @@ import math
 from os import PathLike
 from pathlib import Path
 
-from wattsched.connectors.traces.errors import TraceError
+from wattsched.connectors.traces.errors import TraceError, read_utf8
 from wattsched.scheduler.model import PowerCap
 
 UNLIMITED_WORDS = frozenset({"inf", "infinity", "none", "unlimited", "off"})
@@ -24,7 +24,7 @@ def read_power_cap(path: str | PathLike[str], *, origin: int = 0) -> PowerCap:
     """
     p = Path(path)
     steps: dict[int, float] = {}
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_utf8(p).splitlines(), 1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 
 from wattsched.scheduler.model import Job
 
@@ -39,6 +40,23 @@ class TraceError(ValueError):
         self.reason = reason
         where = self.path if line is None else f"{self.path}:{line}"
         super().__init__(f"{where}: field {field!r} = {value!r}: {reason}")
+
+
+def read_utf8(path: str | PathLike[str]) -> str:
+    """The text of a file; a byte that is not UTF-8 raises :class:`TraceError` naming the
+    file, the line and the byte offset (not a bare ``UnicodeDecodeError``)."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise TraceError(
+            path,
+            line,
+            "<text>",
+            f"byte {exc.start}: {raw[exc.start : exc.start + 1]!r}",
+            "not UTF-8 text",
+        ) from None
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -77,8 +95,11 @@ class TraceReport:
     def summary(self) -> str:
         """One line: ``read 28489, kept 28480; skipped: runtime_unknown 9; clamped: ...``."""
         parts = [f"read {self.read}, kept {self.kept}"]
-        for name, counts in (("skipped", self.skipped), ("clamped", self.clamped),
-                             ("notes", self.notes)):
+        for name, counts in (
+            ("skipped", self.skipped),
+            ("clamped", self.clamped),
+            ("notes", self.notes),
+        ):
             if counts:
                 parts.append(f"{name}: {_counts(counts)}")
         return "; ".join(parts)

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from os import PathLike
 from pathlib import Path
 
-from wattsched.connectors.traces.errors import TraceError, TraceReport, Workload
+from wattsched.connectors.traces.errors import TraceError, TraceReport, Workload, read_utf8
 from wattsched.scheduler.model import Job, Node, NodePowerModel, Resources
 from wattsched.scheduler.power import EURORA_NODE_POWER
 
@@ -32,8 +32,16 @@ EURORA_QUEUE_ALIASES: Mapping[str, str] = {"R": "reservation"}
 HEAD_FIELDS = ("job_id", "executable", "user", "queue", "arrival")
 ALLOC_FIELDS = ("node", "cores", "gpus", "mics", "mem_kb")
 TAIL_FIELDS = (
-    "start", "end", "requested_nodes", "requested_cores", "requested_memory",
-    "estimated_duration", "na1", "na2", "status", "application_type",
+    "start",
+    "end",
+    "requested_nodes",
+    "requested_cores",
+    "requested_memory",
+    "estimated_duration",
+    "na1",
+    "na2",
+    "status",
+    "application_type",
 )
 
 
@@ -48,7 +56,7 @@ def read_queues(path: str | PathLike[str]) -> dict[str, int]:
     """``system_queues``: queue name -> expected wait in seconds (> 0)."""
     p = Path(path)
     out: dict[str, int] = {}
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_utf8(p).splitlines(), 1):
         toks = line.split()
         if not toks:
             continue
@@ -78,7 +86,7 @@ def read_eurora_nodes(
     names = ("node_id", "cores", "gpus", "mics", "memory", "reserved")
     nodes: list[Node] = []
     seen: set[str] = set()
-    for lineno, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_utf8(p).splitlines(), 1):
         toks = line.split()
         if not toks:
             continue
@@ -111,23 +119,22 @@ def read_power_predictions(path: str | PathLike[str]) -> dict[str, float]:
     """``power_predictions``: job number (the part of the id before the first dot) -> watts."""
     p = Path(path)
     out: dict[str, float] = {}
-    with p.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            job_id, sep, watts = line.partition(";")
-            if not sep:
-                if not line.strip():
-                    continue
-                raise TraceError(p, lineno, "line", line.rstrip("\n"), "expected 'job_id;watts'")
-            key = job_id.partition(".")[0].strip()
-            if not key:
-                raise TraceError(p, lineno, "job_id", job_id, "empty")
-            try:
-                w = float(watts)
-            except ValueError:
-                raise TraceError(p, lineno, "watts", watts.strip(), "not a number") from None
-            if not w >= 0:  # also rejects NaN
-                raise TraceError(p, lineno, "watts", watts.strip(), "must be >= 0")
-            out[key] = w
+    for lineno, line in enumerate(read_utf8(p).splitlines(keepends=True), 1):
+        job_id, sep, watts = line.partition(";")
+        if not sep:
+            if not line.strip():
+                continue
+            raise TraceError(p, lineno, "line", line.rstrip("\n"), "expected 'job_id;watts'")
+        key = job_id.partition(".")[0].strip()
+        if not key:
+            raise TraceError(p, lineno, "job_id", job_id, "empty")
+        try:
+            w = float(watts)
+        except ValueError:
+            raise TraceError(p, lineno, "watts", watts.strip(), "not a number") from None
+        if not w >= 0:  # also rejects NaN
+            raise TraceError(p, lineno, "watts", watts.strip(), "must be >= 0")
+        out[key] = w
     return out
 
 
@@ -189,21 +196,20 @@ def read_eurora_jobs(
     report = TraceReport()
     jobs: list[Job] = []
     seen: set[str] = set()
-    with p.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            report.read += 1
-            job = _parse_job(line, p, lineno, report, queues, power, fallback_ewt, aliases, seen)
-            if job is None:
-                continue
-            if max_unit is not None and not job.unit.fits_in(max_unit):
-                report.skip("unit_larger_than_node")
-                continue
-            seen.add(job.id)
-            jobs.append(job)
-            report.kept += 1
+    for lineno, line in enumerate(read_utf8(p).splitlines(keepends=True), 1):
+        line = line.strip()
+        if not line:
+            continue
+        report.read += 1
+        job = _parse_job(line, p, lineno, report, queues, power, fallback_ewt, aliases, seen)
+        if job is None:
+            continue
+        if max_unit is not None and not job.unit.fits_in(max_unit):
+            report.skip("unit_larger_than_node")
+            continue
+        seen.add(job.id)
+        jobs.append(job)
+        report.kept += 1
     meta = {"path": str(p)}
     if jobs:
         # The power-capping paper counts cap offsets from the first arrival of the instance.
@@ -228,12 +234,22 @@ def _parse_job(
         raise TraceError(p, lineno, "line", line, f"has {len(parts) - 1} '__' markers, expected 2")
     head = parts[0].split(";")
     if len(head) != len(HEAD_FIELDS):
-        raise TraceError(p, lineno, "line", parts[0], f"has {len(head)} fields before '__', "
-                         f"expected {len(HEAD_FIELDS)}")
+        raise TraceError(
+            p,
+            lineno,
+            "line",
+            parts[0],
+            f"has {len(head)} fields before '__', expected {len(HEAD_FIELDS)}",
+        )
     tail = parts[2].split(";")
     if len(tail) != len(TAIL_FIELDS):
-        raise TraceError(p, lineno, "line", parts[2], f"has {len(tail)} fields after '__', "
-                         f"expected {len(TAIL_FIELDS)}")
+        raise TraceError(
+            p,
+            lineno,
+            "line",
+            parts[2],
+            f"has {len(tail)} fields after '__', expected {len(TAIL_FIELDS)}",
+        )
     job_id, _exe, user, queue, arrival = head
     if not job_id:
         raise TraceError(p, lineno, "job_id", job_id, "empty")
@@ -249,8 +265,13 @@ def _parse_job(
     for entry in entries:
         toks = entry.split(";")
         if len(toks) != len(ALLOC_FIELDS):
-            raise TraceError(p, lineno, "allocation", entry,
-                             f"has {len(toks)} fields, expected {len(ALLOC_FIELDS)}")
+            raise TraceError(
+                p,
+                lineno,
+                "allocation",
+                entry,
+                f"has {len(toks)} fields, expected {len(ALLOC_FIELDS)}",
+            )
         vals = [_int(t, p, lineno, n) for t, n in zip(toks[1:], ALLOC_FIELDS[1:], strict=True)]
         for name, v in zip(ALLOC_FIELDS[1:], vals, strict=True):
             if v < 0:

@@ -104,7 +104,10 @@ def parse_swf_line(line: str, path: Path, lineno: int) -> SWFRecord:
     toks = line.split()
     if len(toks) != len(SWF_FIELDS):
         raise TraceError(
-            path, lineno, "line", line.strip(),
+            path,
+            lineno,
+            "line",
+            line.strip(),
             f"has {len(toks)} fields, expected {len(SWF_FIELDS)}",
         )
     try:
@@ -158,8 +161,16 @@ def read_swf(
                 break
             rec = parse_swf_line(s, p, lineno)
             report.read += 1
-            job = _to_job(rec, report, cores_per_node, max_procs, mem_mb_per_node,
-                          walltime_default, ewt, units_seen)
+            job = _to_job(
+                rec,
+                report,
+                cores_per_node,
+                max_procs,
+                mem_mb_per_node,
+                walltime_default,
+                ewt,
+                units_seen,
+            )
             if job is not None:
                 jobs.append(job)
                 report.kept += 1

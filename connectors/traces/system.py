@@ -35,7 +35,7 @@ from typing import Any
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from wattsched.connectors.traces.errors import TraceError
+from wattsched.connectors.traces.errors import TraceError, read_utf8
 from wattsched.scheduler.model import ModelError, Node, NodePowerModel, PowerState, Resources
 from wattsched.scheduler.power import BATSIM_NODE_POWER
 
@@ -81,8 +81,13 @@ def _check_keys(
 ) -> None:
     for key, value in table.items():
         if key not in allowed:
-            raise TraceError(p, None, f"{where}.{key}", value,
-                             f"unknown key in [{where}] (known: {', '.join(sorted(allowed))})")
+            raise TraceError(
+                p,
+                None,
+                f"{where}.{key}",
+                value,
+                f"unknown key in [{where}] (known: {', '.join(sorted(allowed))})",
+            )
         if not _type_ok(value, allowed[key]):
             raise TraceError(p, None, f"{where}.{key}", value, "wrong type")
 
@@ -115,7 +120,7 @@ def read_system_toml(path: str | PathLike[str]) -> list[Node]:
     """Read a TOML system description (module docstring) into nodes, in file order."""
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_utf8(p))
     except tomllib.TOMLDecodeError as e:
         raise TraceError(p, None, "document", p.name, f"not valid TOML: {e}") from None
     _check_keys(p, "system", doc, {k: object for k in TOP_KEYS})
@@ -153,11 +158,21 @@ def _names(p: Path, where: str, group: Mapping[str, Any]) -> list[str]:
                 p, None, f"{where}.names", group["names"], f"bad node set: {e}"
             ) from None
         if count is not None and count != len(names):
-            raise TraceError(p, None, f"{where}.count", count,
-                             f"differs from the {len(names)} names of {group['names']!r}")
+            raise TraceError(
+                p,
+                None,
+                f"{where}.count",
+                count,
+                f"differs from the {len(names)} names of {group['names']!r}",
+            )
         if "prefix" in group or "start" in group:
-            raise TraceError(p, None, f"{where}.names", group["names"],
-                             "give either names or prefix/count/start, not both")
+            raise TraceError(
+                p,
+                None,
+                f"{where}.names",
+                group["names"],
+                "give either names or prefix/count/start, not both",
+            )
         return names
     if count is None or "prefix" not in group:
         raise TraceError(p, None, where, None, "needs names, or prefix and count")
@@ -189,10 +204,14 @@ def _group_nodes(
     try:
         state = PowerState(state_word)
     except ValueError:
-        raise TraceError(p, None, f"{where}.state", state_word,
-                         f"not one of {[s.value for s in PowerState]}") from None
-    extra = {k: group[k] for k in ("boot_s", "shutdown_s", "available", "partition", "rack")
-             if k in group}
+        raise TraceError(
+            p, None, f"{where}.state", state_word, f"not one of {[s.value for s in PowerState]}"
+        ) from None
+    extra = {
+        k: group[k]
+        for k in ("boot_s", "shutdown_s", "available", "partition", "rack")
+        if k in group
+    }
     if "efficiency" in group:
         extra["efficiency"] = float(group["efficiency"])
     try:

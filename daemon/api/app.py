@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy.exc import SQLAlchemyError
 
+from wattsched.daemon.api.guard import RequestGuard, TokenSource
 from wattsched.daemon.api.routes import control, health, jobs, nodes, plan
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
@@ -32,7 +33,9 @@ def create_app(settings: Settings, service: Service) -> FastAPI:
         description="Power-capped HPC job dispatcher: status, plan, jobs, nodes, actions, power.",
     )
     app.state.service = service
-    app.state.token = settings.read_token()
+    tokens = TokenSource(settings.api.token_file, settings.read_token())
+    app.state.tokens = tokens
+    app.add_middleware(RequestGuard, tokens=tokens)
     # The revision checked at start (serve refuses any other); /health reports it.
     app.state.schema_revision = current_revision(service.store.engine) or ""
     registry = make_registry(service)

@@ -43,7 +43,7 @@ async def require_token(
 ) -> None:
     """Refuse a mutation without the bearer token: 401 when missing, 403 when wrong or when
     no token is configured (mutations disabled)."""
-    token: str | None = request.app.state.token
+    token: str | None = request.app.state.tokens.current()
     if creds is None or creds.scheme.lower() != "bearer":
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,

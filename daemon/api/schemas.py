@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-import math
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-JobState = Literal["queued", "running", "finished", "cancelled"]
+from wattsched.daemon.limits import PowerWatts
+
+JobState = Literal[
+    "queued",
+    "running",
+    "finished",
+    "completed",
+    "cancelled",
+    "failed",
+    "timeout",
+    "node_fail",
+    "preempted",
+    "out_of_memory",
+]
+"""queued, running, then the RMS's end state, or finished (ended, the RMS no longer says how)."""
 
 
 class Health(BaseModel):
@@ -15,6 +28,25 @@ class Health(BaseModel):
 
     status: Literal["ok"]
     schema_revision: str
+
+
+class ErrorOut(BaseModel):
+    """An error: what went wrong (a text, or the validation errors by location)."""
+
+    detail: str | list[dict[str, Any]]
+
+
+def short(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters (an error never echoes a huge input back)."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+class Ready(BaseModel):
+    """Readiness: the daemon runs its cycle (503 with the reason otherwise)."""
+
+    ready: bool
+    reason: str
+    """Empty when ready; else why not (a stale or failing cycle, a replaced database)."""
 
 
 class Status(BaseModel):
@@ -96,6 +128,10 @@ class JobOut(BaseModel):
     started_by: str | None
     nodes: str | None
     finished: int | None
+    held_by: str | None = None
+    """Who holds a queued job: wattsched (its gate), user, operator; null: not held."""
+    restarts: int = 0
+    """How many times the RMS requeued the job."""
 
 
 class JobPage(BaseModel):
@@ -168,18 +204,11 @@ class PowerSampleOut(BaseModel):
 
 
 class PowerCapIn(BaseModel):
-    """A new constant power cap (null: none)."""
+    """A new constant power cap in watts (1 W to 1 GW, a JSON number; null: none)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    watts: float | None = Field(gt=0, le=1e12, allow_inf_nan=False)
-
-    @field_validator("watts")
-    @classmethod
-    def _finite(cls, v: float | None) -> float | None:
-        if v is not None and not math.isfinite(v):
-            raise ValueError("must be finite")
-        return v
+    watts: PowerWatts | None
 
 
 class ModeIn(BaseModel):

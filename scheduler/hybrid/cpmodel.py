@@ -82,8 +82,9 @@ def solve_pooled(
         s = m.new_int_var(lo, hi, f"s{i}")
         starts.append(s)
         intervals.append(m.new_fixed_size_interval_var(s, problem.duration[i], f"x{i}"))
-    fixed_iv = [m.new_fixed_size_interval_var(0, end, f"run{k}") for k, (end, _) in
-                enumerate(problem.fixed)]
+    fixed_iv = [
+        m.new_fixed_size_interval_var(0, end, f"run{k}") for k, (end, _) in enumerate(problem.fixed)
+    ]
     for r in range(N_RES):
         cap = problem.capacity[r]
         if r == POWER and not problem.power_limited:
@@ -136,7 +137,10 @@ def solve_pooled(
         # that are infeasible (seen with feedback cuts plus the objective bound; the same
         # model without its objective solves as INFEASIBLE). Retrying does not help.
         return CpOutcome(
-            status="solver_error", starts=None, objective=None, bound=None,
+            status="solver_error",
+            starts=None,
+            objective=None,
+            bound=None,
             seconds=time.perf_counter() - t0,
         )
     status = _status_name(solver, code)

@@ -6,7 +6,11 @@ Two modes. ``online`` (the daemon's, the default): each cycle plans within ``cyc
 wall seconds, the whole search included; a solve that times out is not retried. ``offline``
 (instance experiments, ``wattsched simulate --offline``): each solve starts at
 ``time_limit_s`` (default: the timeout policy's 5 s) and is retried with a doubled limit, up to
-60 s, when it found nothing; ``budget_s`` optionally bounds the whole search.
+60 s, when it found nothing; ``budget_s`` optionally bounds one search, and
+``total_budget_s`` (default 20 s) the whole replay: each re-plan gets what is left, and once
+it is spent the remaining jobs start by the PRB rule. An offline plan is reused while it holds
+(jobs that end before their walltime only free room), so a replay with runtime = walltime
+(the paper's protocol) plans once.
 
 In both modes the last full schedule is kept: while the cluster evolves exactly as planned
 (the jobs started when planned, nothing arrived, no job ended before its end estimate, same
@@ -17,7 +21,10 @@ new search. The dispatcher never raises on a solver outcome: the PRB plan is the
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.search import (
@@ -34,6 +41,21 @@ from wattsched.scheduler.prb import prb_node_order
 log = logging.getLogger(__name__)
 
 MODES = ("online", "offline")
+OFFLINE_TOTAL_BUDGET_S = 20.0
+"""Default wall seconds of search for a whole offline replay (the paper's method takes
+15-20 s an instance); later re-plans get what is left, then jobs start by the PRB rule."""
+MIN_REPLAN_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class ReplanReport:
+    """What one re-plan did, for a progress line."""
+
+    time: int
+    queued: int
+    stats: SolverStats
+    spent_s: float
+    left_s: float
 
 
 class HybridDispatcher(Dispatcher):
@@ -71,6 +93,7 @@ class HybridDispatcher(Dispatcher):
         fill_now: bool | None = None,
         lns: bool | None = None,
         seed: int = 0,
+        total_budget_s: float | None = None,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -81,6 +104,16 @@ class HybridDispatcher(Dispatcher):
             )
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
+        total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
+        if not total > 0:
+            raise SearchParamError(
+                f"HybridDispatcher: total_budget_s={total_budget_s!r} must be > 0"
+            )
+        self.total_budget_s = total if mode == "offline" else math.inf
+        self.spent_s = 0.0
+        self.replans = 0
+        self.on_replan: Callable[[ReplanReport], None] | None = None
+        """Called after each re-plan (the CLI prints a progress line); None: silent."""
         self.full_plan = full_plan
         self.fill_now = (mode == "online") if fill_now is None else fill_now
         policy = offline_timeout_policy or TimeoutPolicy()
@@ -125,9 +158,20 @@ class HybridDispatcher(Dispatcher):
     def _still_on_plan(self, snap: Snapshot) -> bool:
         if not self._schedule or snap.nodes is not self._nodes or snap.cap != self._cap:
             return False
+        for rj in snap.running:
+            a = self._schedule.get(rj.job.id)
+            if a is not None and (tuple(rj.nodes) != a.nodes or rj.start < a.start):
+                return False  # it runs elsewhere (or earlier) than planned: the plan is stale
         queued = {j.id for j in snap.queued}
         if not queued <= self._schedule.keys():
             return False
+        if self.mode == "offline":
+            # Nothing unplanned runs, and every queued job has its place in the plan. Jobs
+            # that end before their walltime only free room; a start planned at an instant
+            # that is no event any more (the job before it ended early) is carried out at the
+            # next event: the order of the plan holds.
+            known = self._schedule.keys() | self._running_ends.keys()
+            return all(rj.job.id in known for rj in snap.running)
         for jid, a in self._schedule.items():
             if jid in queued and a.start < snap.time:
                 return False  # planned earlier but not started
@@ -153,12 +197,30 @@ class HybridDispatcher(Dispatcher):
             return Plan(snap.time, (), SolverStats(status="idle"))
         if self._still_on_plan(snap):
             queued = {j.id for j in snap.queued}
-            kept = tuple(a for jid, a in self._schedule.items() if jid in queued)
+            kept = tuple(
+                replace(a, start=snap.time) if a.start < snap.time else a
+                for jid, a in self._schedule.items()
+                if jid in queued
+            )
             reused = self._checked(snap, self._select(snap, kept))
             return Plan(snap.time, reused, SolverStats(status="reused"))
-        outcome = hybrid_search(snap, self.cache, self.params)
+        left = self.total_budget_s - self.spent_s
+        if left <= MIN_REPLAN_S:
+            return self._budget_spent(snap)
+        params = self.params
+        if math.isfinite(left):
+            # A re-plan gets at most 60 % of what is left: later ones still get some.
+            share = left if left <= 1.0 else 0.6 * left
+            params = replace(params, budget_s=min(params.budget_s or math.inf, share))
+        t0 = time.perf_counter()
+        outcome = hybrid_search(snap, self.cache, params)
+        self.spent_s += time.perf_counter() - t0
+        self.replans += 1
         assignments = outcome.best.assignments
         stats = outcome.stats
+        if self.on_replan is not None:
+            self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,
+                                        self.total_budget_s - self.spent_s))  # fmt: skip
         if not outcome.best.complete:
             log.warning("hybrid: some jobs fit nowhere at t=%d; they wait", snap.time)
         if self.mode == "offline" or outcome.best.complete:
@@ -168,6 +230,16 @@ class HybridDispatcher(Dispatcher):
         if self.fill_now:
             selected = self._fill(snap, selected)
         return Plan(snap.time, selected, stats)
+
+    def _budget_spent(self, snap: Snapshot) -> Plan:
+        """The offline budget is spent: the rest of the replay starts jobs by the PRB rule."""
+        state = self.cache.state(snap)
+        ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+        res = list_schedule(
+            state, self.cache, prb_order(snap.queued), snap.time, ends,
+            node_order=prb_node_order, full=False,
+        )  # fmt: skip
+        return Plan(snap.time, tuple(res.assignments), SolverStats(status="budget_spent"))
 
     def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """The starts of ``selected`` that really fit now, in order; the others wait.

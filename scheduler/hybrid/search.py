@@ -206,16 +206,26 @@ def hybrid_search(
     doable = [j for j in order if j.id in {a.job_id for a in best.assignments}]
     if not order or best.objective <= 0 or not best.complete or timer() >= deadline:
         extra["skipped"] = "nothing to improve" if best.complete else "incomplete baseline"
-        return _finish(best, prb, history, cuts, status, bound, t_start, timer, solves,
-                       iterations, solver_s, extra)
+        return _finish(
+            best,
+            prb,
+            history,
+            cuts,
+            status,
+            bound,
+            t_start,
+            timer,
+            solves,
+            iterations,
+            solver_s,
+            extra,
+        )
 
     span = _makespan(best, doable, snap.time) - snap.time
     grain = _grain(params, span)
     horizon_end = snap.time + math.ceil(span * (1 + params.horizon_slack))
     problem = build_problem(snap, doable, grain=grain, horizon_end=horizon_end)
-    running_ends = {
-        rj.job.id: -(-(rj.end_estimate - snap.time) // grain) for rj in snap.running
-    }
+    running_ends = {rj.job.id: -(-(rj.end_estimate - snap.time) // grain) for rj in snap.running}
     extra.update(grain_s=grain, horizon=problem.horizon)
     hint = _hint(problem, best)
     obj_max = problem.pooled_objective(hint)
@@ -262,13 +272,17 @@ def hybrid_search(
             extra["cp_bound"] = out.bound
         by_release = sorted(doable, key=lambda j: (out.starts[problem.index[j.id]], rank[j.id]))
         mapped = map_schedule(
-            snap, cache, by_release, release=problem.release_times(out.starts),
+            snap,
+            cache,
+            by_release,
+            release=problem.release_times(out.starts),
             source=f"cp{iterations}-mapper",
         )
         consider(mapped)
         if timer() < deadline - reserve / 2:
-            consider(map_schedule(snap, cache, by_release, release=None,
-                                  source=f"cp{iterations}-list"))
+            consider(
+                map_schedule(snap, cache, by_release, release=None, source=f"cp{iterations}-list")
+            )
         if not params.feedback:
             break
         new = [c for c in mapped.conflicts if frozenset(c) not in cut_keys]
@@ -283,16 +297,18 @@ def hybrid_search(
         if obj_max < 0:
             break
     if params.lns and params.budget_s is not None and timer() < deadline - 0.1:
-        moves, wins, lns_s = _lns(snap, cache, params, problem, doable, rank, deadline, timer,
-                                  lambda: best, consider)
+        moves, wins, lns_s = _lns(
+            snap, cache, params, problem, doable, rank, deadline, timer, lambda: best, consider
+        )
         extra.update(lns_moves=moves, lns_improvements=wins)
         solver_s += lns_s
     if last is not None:
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves
     extra["best_source"] = best.source
-    return _finish(best, prb, history, cuts, status, bound, t_start, timer, solves, iterations,
-                   solver_s, extra)
+    return _finish(
+        best, prb, history, cuts, status, bound, t_start, timer, solves, iterations, solver_s, extra
+    )
 
 
 def _lns(
@@ -328,7 +344,7 @@ def _lns(
         by_start = sorted(problem.jobs, key=lambda j: (real[j.id], rank[j.id]))
         if offset >= n:
             offset = 0
-        window = {idx[j.id] for j in by_start[offset: offset + w]}
+        window = {idx[j.id] for j in by_start[offset : offset + w]}
         offset += max(1, w // 2)
         pooled = _hint(problem, best)
         fixed = {i: pooled[i] for i in range(n) if i not in window}

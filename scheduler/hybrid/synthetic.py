@@ -32,8 +32,9 @@ def eurora_like_nodes(count: int) -> list[Node]:
         out.append(
             Node(
                 name=f"n{k:02d}",
-                capacity=Resources(cores=16, mem_mb=32768, gpus=2 if gpu else 0,
-                                   mics=0 if gpu else 2),
+                capacity=Resources(
+                    cores=16, mem_mb=32768, gpus=2 if gpu else 0, mics=0 if gpu else 2
+                ),
                 power=EURORA_LIKE_POWER,
             )
         )

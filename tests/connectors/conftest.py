@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +37,10 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         _skip(f"Slurm not installed ({', '.join(missing)}): add slurm-wlm munge via make test")
     if os.geteuid() != 0:
         _skip("the Slurm fixture needs root (SlurmUser=root, munge key ownership)")
-    root = tmp_path_factory.mktemp("slurm")
+    # World-readable (not under pytest's 0700 temp root): ordinary users (nobody) submit
+    # jobs in the gate tests, and their sbatch must read slurm.conf.
+    root = Path(tempfile.mkdtemp(prefix="wattsched-slurm-"))
+    root.chmod(0o755)
     try:
         cluster = start_cluster(
             root, 4, job_submit_lua=REPO / "deploy" / "slurm" / "job_submit.lua"
@@ -46,6 +51,7 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         _skip(f"Slurm cluster did not come up: {exc}\n{tail}")
     yield cluster
     cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture()

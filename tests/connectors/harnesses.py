@@ -17,7 +17,7 @@ from wattsched.connectors.runner import LocalRunner
 from wattsched.connectors.sge import SGEConnector
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.connectors.slurm import SlurmConnector
-from wattsched.scheduler.model import Job, Node, PowerState, Resources
+from wattsched.scheduler.model import Job, Node, Placement, PowerState, Resources
 
 
 class Harness:
@@ -147,7 +147,9 @@ class SimulatedHarness(Harness):
             self._pool[units] = []
             for k in range(8):
                 jid = f"{units}u{k}"
-                jobs.append(Job(jid, 0, 600, units, Resources(cores=1), runtime=60))
+                # Multi-unit jobs scatter, as Slurm's -N k does.
+                rule = Placement.SCATTER if units > 1 else Placement.FREE
+                jobs.append(Job(jid, 0, 600, units, Resources(cores=1), runtime=60, placement=rule))
                 self._pool[units].append(jid)
         self.connector = SimulatedCluster(nodes, jobs, start_time=0)
 

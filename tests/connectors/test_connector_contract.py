@@ -7,8 +7,8 @@ import time
 import pytest
 from harnesses import Harness
 
-from wattsched.connectors.base import Capability, UnknownJobError
-from wattsched.scheduler.model import Job, PowerState
+from wattsched.connectors.base import Capability, PlacementError, UnknownJobError
+from wattsched.scheduler.model import Job, Placement, PowerState
 
 
 def _queued(h: Harness, job_id: str) -> Job | None:
@@ -50,6 +50,24 @@ def test_start_runs_job_on_exactly_the_chosen_nodes(backend: Harness) -> None:
     assert all(j.id != jid for j in snap.queued)
 
 
+def test_a_start_that_breaks_the_placement_rule_is_refused(backend: Harness) -> None:
+    jid = backend.submit(2)
+    job = _queued(backend, jid)
+    assert job is not None
+    names = sorted(n.name for n in backend.connector.snapshot().nodes)
+    if job.placement is Placement.SCATTER:
+        bad = [names[0], names[0]]
+    elif job.placement is Placement.PACK and len(names) >= 2:
+        bad = names[:2]
+    else:
+        pytest.skip(f"not applicable: {backend.name} has no rule a 2-unit start can break here")
+    with pytest.raises(PlacementError) as err:
+        backend.connector.start(jid, bad)
+    assert err.value.job_id == jid and list(err.value.nodes) == bad
+    assert backend.ran_on(jid, timeout=0.5) is None
+    assert _queued(backend, jid) is not None, "the refused job must stay queued, unchanged"
+
+
 def test_start_twice_is_refused(backend: Harness) -> None:
     jid = backend.submit(1)
     node = backend.connector.snapshot().nodes[0].name
@@ -74,7 +92,12 @@ def test_hold_then_release(backend: Harness) -> None:
         assert backend.ran_on(jid) is not None, "a released job is the RMS's to start"
     jid2 = backend.submit(1)
     backend.connector.hold(jid2)
-    time.sleep(1.5 if backend.rms_starts_released else 0)
+    if backend.rms_starts_released:
+        # A witness submitted after jid2 and released: the scheduler pass that starts it
+        # would start jid2 too if the hold did not hold.
+        witness = backend.submit(1)
+        backend.connector.release(witness)
+        assert backend.ran_on(witness) is not None
     assert backend.ran_on(jid2, timeout=0.5) is None, "a held job must not start by itself"
     assert _queued(backend, jid2) is not None
 

@@ -17,7 +17,6 @@ from wattsched.connectors.pbs import PBSConnector
 from wattsched.connectors.pbs_json import (
     duration_s,
     parse_pbsnodes,
-    parse_place,
     parse_qstat,
     parse_select,
     size_mb,
@@ -96,12 +95,16 @@ def test_user_held_job_is_held() -> None:
     assert job.id == "157.pbs" and job.held and job.walltime == 120 and job.unit.cores == 1
 
 
+# The recorded held job (select=1:ncpus=1, place=scatter), queued and made two chunks.
+QUEUED_2 = (
+    QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"')
+    .replace('"Hold_Types":"u"', '"Hold_Types":"n"')
+    .replace('"select":"1:ncpus=1"', '"select":"2:ncpus=1"')
+)
+
+
 def test_start_runs_qrun_on_the_chosen_hosts() -> None:
-    queued = (
-        QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"')
-        .replace('"Hold_Types":"u"', '"Hold_Types":"n"')
-        .replace('"select":"1:ncpus=1"', '"select":"2:ncpus=1"')  # two chunks
-    )
+    queued = QUEUED_2
     conn, runner = _conn(
         {
             ("qstat", "-f", "-F", "json", "157.pbs"): Reply(queued),
@@ -111,6 +114,33 @@ def test_start_runs_qrun_on_the_chosen_hosts() -> None:
     res = conn.start("157.pbs", ["n2", "n3"])
     assert res.nodes == ("n2", "n3")
     assert runner.calls[-1] == ("qrun", "-H", "n2+n3", "157.pbs")
+
+
+def test_start_refuses_hosts_that_break_place_scatter() -> None:
+    conn, runner = _conn({("qstat", "-f", "-F", "json", "157.pbs"): Reply(QUEUED_2)})
+    job = conn._job(parse_qstat(QUEUED_2)[0])
+    assert job.placement is Placement.SCATTER and job.units == 2
+    with pytest.raises(PlacementError, match="several units on one node"):
+        conn.start("157.pbs", ["n2", "n2"])
+    assert all(c[0] != "qrun" for c in runner.calls)  # nothing sent
+
+
+@pytest.mark.parametrize(
+    ("place", "rule", "exclusive"),
+    [
+        ("scatter", Placement.SCATTER, False),
+        ("vscatter:shared", Placement.SCATTER, False),
+        ("pack:excl", Placement.PACK, True),
+        ("free", Placement.FREE, False),
+        ("excl", Placement.FREE, True),
+        ("", Placement.FREE, False),
+    ],
+)
+def test_place_maps_to_the_rule(place: str, rule: Placement, exclusive: bool) -> None:
+    text = QSTAT_HELD.replace('"place":"scatter"', f'"place":"{place}"')
+    conn, _ = _conn({})
+    job = conn._job(parse_qstat(text)[0])
+    assert (job.placement, job.exclusive) == (rule, exclusive)
 
 
 def test_start_of_an_operator_held_job_releases_then_runs() -> None:
@@ -166,38 +196,3 @@ def test_recorded_broken_json_is_a_parse_error(name: str) -> None:
     with pytest.raises(RMSParseError) as err:
         parse_qstat(text) if name.startswith("qstat") else parse_pbsnodes(text)
     assert err.value.text == text
-
-
-@pytest.mark.parametrize(
-    ("place", "rule", "exclusive"),
-    [
-        ("", Placement.FREE, False),  # unset: PBS's default arrangement is free
-        ("free", Placement.FREE, False),
-        ("scatter", Placement.SCATTER, False),  # as in every recorded qstat of fixtures/pbs
-        ("vscatter", Placement.SCATTER, False),  # our nodes are vnodes
-        ("pack", Placement.PACK, False),
-        ("excl", Placement.FREE, True),  # as recorded in qstat-f_pbspro-2013 (text output)
-        ("scatter:excl", Placement.SCATTER, True),
-        ("pack:exclhost:group=switch", Placement.PACK, True),
-        ("free:shared", Placement.FREE, False),
-    ],
-)
-def test_place_maps_to_the_rule(place: str, rule: Placement, exclusive: bool) -> None:
-    assert parse_place(place) == (rule, exclusive)
-
-
-def test_recorded_scatter_job_is_read_and_a_shared_host_refused() -> None:
-    (pj,) = parse_qstat(QSTAT_HELD)
-    assert pj.place == "scatter"
-    two = (
-        QSTAT_HELD.replace('"job_state":"H"', '"job_state":"Q"')
-        .replace('"Hold_Types":"u"', '"Hold_Types":"n"')
-        .replace('"select":"1:ncpus=1"', '"select":"2:ncpus=1"')
-    )
-    conn, runner = _conn({("qstat", "-f", "-F", "json", "157.pbs"): Reply(two)})
-    with pytest.raises(PlacementError, match="distinct") as info:
-        conn.start("157.pbs", ["n2", "n2"])
-    assert info.value.job_id == "157.pbs"
-    with pytest.raises(PlacementError, match="3 nodes for 2 units"):
-        conn.start("157.pbs", ["n1", "n2", "n3"])
-    assert not any(c[0] == "qrun" for c in runner.calls)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import pytest
 from harnesses import SlurmHarness
 
-from wattsched.connectors.base import UnknownNodeError
+from wattsched.connectors.base import HeldJobError, UnknownNodeError
 from wattsched.connectors.rms_options import PowerBusyError
 from wattsched.connectors.slurm import SlurmConnector
 from wattsched.scheduler.model import PowerState, Snapshot
@@ -23,7 +24,69 @@ def test_user_held_job_is_not_dispatchable(slurm: SlurmHarness) -> None:
     assert queued[mine].held is True  # held by its user: never dispatched
 
 
-def test_requeued_job_is_held_again_and_can_be_started(slurm: SlurmHarness) -> None:
+def _as_nobody(h: SlurmHarness, *args: str) -> subprocess.CompletedProcess[str]:
+    """A command run by an ordinary user (nobody), with the cluster's environment."""
+    return subprocess.run(
+        ["runuser", "-u", "nobody", "--", *args],
+        env=h.cluster.env, cwd="/tmp", capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+
+
+def test_an_ordinary_user_cannot_lift_the_gate(slurm: SlurmHarness) -> None:
+    sub = _as_nobody(slurm, "sbatch", "--parsable", "-D", "/tmp", "-o", "/dev/null",
+                     "--wrap", "sleep 30")  # fmt: skip
+    assert sub.returncode == 0, sub.stderr
+    jid = sub.stdout.strip().split(";")[0]
+    attempts = [
+        ("scontrol", "release", jid),
+        ("scontrol", "update", f"JobId={jid}", "Priority=100"),
+        ("scontrol", "uhold", jid),  # a user hold of the user's own...
+        ("scontrol", "release", jid),  # ...then its release: still refused
+    ]
+    for args in attempts:
+        r = _as_nobody(slurm, *args)
+        if args[1] == "uhold":
+            continue
+        assert r.returncode != 0, f"{' '.join(args)} lifted the gate: {r.stdout} {r.stderr}"
+    denied = _as_nobody(slurm, "scontrol", "release", jid)
+    assert denied.returncode != 0 and "denied" in denied.stderr.lower(), denied.stderr
+    # Slurm has scheduled since: a witness released by root after the gated job has run.
+    witness = slurm.submit(1)
+    slurm.connector.release(witness)
+    assert slurm.ran_on(witness) is not None
+    rec = slurm.cluster.run("scontrol", "show", "job", "-o", jid)
+    assert "JobState=PENDING" in rec and "Reason=JobHeldUser" in rec, rec
+    job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
+    assert not job.held  # still wattsched's to start, and wattsched (root) can
+    slurm.connector.start(jid, ["n3"])
+    assert slurm.ran_on(jid) == ("n3",)
+
+
+def test_an_operators_hold_wins_until_given_back(slurm: SlurmHarness) -> None:
+    jid = slurm.submit(1)
+    slurm.cluster.run("scontrol", "hold", jid)  # the operator keeps this job back
+    job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
+    assert job.held and job.held_by == "operator"
+    with pytest.raises(HeldJobError):
+        slurm.connector.start(jid, ["n2"])
+    assert "Reason=JobHeldAdmin" in slurm.cluster.run("scontrol", "show", "job", "-o", jid)
+    slurm.cluster.run("scontrol", "uhold", jid)  # ...and gives it back to wattsched
+    job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
+    assert not job.held
+    slurm.connector.start(jid, ["n2"])
+    assert slurm.ran_on(jid) == ("n2",)
+
+
+def test_a_job_its_user_holds_is_not_started(slurm: SlurmHarness) -> None:
+    jid = slurm.submit(1, user_hold=True)
+    job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
+    assert job.held and job.held_by == "user"
+    with pytest.raises(HeldJobError):
+        slurm.connector.start(jid, ["n2"])
+    assert slurm.ran_on(jid, timeout=0.5) is None
+
+
+def test_a_snapshot_never_acts_on_a_requeued_job(slurm: SlurmHarness) -> None:
     jid = slurm.submit(1)
     slurm.connector.start(jid, ["n2"])
     assert slurm.ran_on(jid) == ("n2",)
@@ -36,9 +99,9 @@ def test_requeued_job_is_held_again_and_can_be_started(slurm: SlurmHarness) -> N
     assert "Priority=0" not in rec and "Restarts=1" in rec  # requeued: back unheld
     job = next(j for j in slurm.connector.snapshot().queued if j.id == jid)
     rec = slurm.cluster.run("scontrol", "show", "job", "-o", jid)
-    assert "Priority=0" in rec, "the snapshot must hold a requeued job again"
-    assert job.held is False  # still wattsched's to start
-    slurm.connector.start(jid, ["n3"])
+    assert "Priority=0" not in rec, "a snapshot must not hold a requeued job (the cycle does)"
+    assert (job.restarts, job.held_by, job.held) == (1, None, False)
+    slurm.connector.start(jid, ["n3"])  # StartTime=now clears the requeue's begin time
     assert slurm.ran_on(jid) == ("n3",)
 
 

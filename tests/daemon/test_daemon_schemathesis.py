@@ -1,4 +1,5 @@
-"""schemathesis against the OpenAPI schema: no input makes the API answer 5xx.
+"""schemathesis against the OpenAPI schema: no input makes the API answer 5xx, and every
+answer is one the schema declares (status code, body schema, content type).
 
 The app runs in-process over a real SQLite store filled by a few enforce cycles; every
 operation gets a bounded number of generated requests, with and without the token.
@@ -16,7 +17,12 @@ from daemon_services import API_TOKEN as TOKEN
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from sqlalchemy import Engine
 
 from wattsched.daemon.api.app import create_app
@@ -34,6 +40,14 @@ def api_schema(sqlite_engine: Engine, cluster_factory: Any, tmp_path: Path) -> A
     token.write_text(TOKEN)
     cfg = Settings(connector={"kind": "slurm"}, api={"token_file": token})
     return schemathesis.openapi.from_asgi("/openapi.json", create_app(cfg, svc))
+
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    response_schema_conformance,
+    content_type_conformance,
+]
 
 
 def test_no_server_errors(api_schema: Any) -> None:
@@ -54,8 +68,8 @@ def test_no_server_errors(api_schema: Any) -> None:
         )
         def run(case: Any) -> None:
             nonlocal calls
-            case.call_and_validate(checks=[not_a_server_error])
-            case.call_and_validate(checks=[not_a_server_error], headers=auth)
+            case.call_and_validate(checks=CHECKS)
+            case.call_and_validate(checks=CHECKS, headers=auth)
             calls += 2
 
         try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,12 +90,26 @@ def submit(slurm: SlurmCluster, n: int, seconds: int) -> list[str]:
     return ids
 
 
+def scheduler_pass(slurm: SlurmCluster) -> None:
+    """Wait until Slurm's scheduler has run after the jobs already queued: a witness job
+    submitted after them and released by root ran to completion (the pass that started it
+    would have started any queued job that was not held)."""
+    out = slurm.run("sbatch", "--parsable", "-N1", "-n1", "-t1", "-o/dev/null", "--wrap=true")
+    wid = out.strip().split(";")[0]
+    slurm.run("scontrol", "release", wid)
+    wait_for(
+        lambda: "JobState=COMPLETED" in slurm.run("scontrol", "show", "job", "-o", wid),
+        60,
+        f"witness job {wid} to complete",
+    )
+
+
 def test_daemon_places_held_jobs_within_the_cap(slurm: SlurmCluster, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, slurm)
     assert run_cli("migrate", "-c", str(cfg)).returncode == 0
     ids = submit(slurm, 6, 4)
-    # Held by job_submit.lua: nothing starts by itself.
-    time.sleep(2)
+    # Held by job_submit.lua: nothing starts by itself, even once Slurm has scheduled.
+    scheduler_pass(slurm)
     states = slurm.run("squeue", "-h", "-o", "%i %T %r").split("\n")
     assert all("PENDING" in s for s in states if s.strip()), states
     store = Store(make_engine(f"sqlite:///{tmp_path / 'var' / 'w.db'}"))

@@ -48,8 +48,7 @@ def test_offline_replay_is_feasible_and_never_worse_than_prb(
     base = SimulatedCluster(nodes, jobs, cap, offline=True)
     replay(base, create("prb"))
     cluster = SimulatedCluster(nodes, jobs, cap, offline=True)
-    disp = _FirstPlan(create(name, mode="offline", budget_s=1.0, time_limit_s=0.5,
-                             full_plan=True))
+    disp = _FirstPlan(create(name, mode="offline", budget_s=1.0, time_limit_s=0.5, full_plan=True))
     result = replay(cluster, disp, keep_stats=True)
     assert result.start_errors == 0
     assert cluster.cap_violation_s == 0
@@ -73,9 +72,7 @@ def test_online_replay_with_early_ends_and_arrivals_is_feasible(
 ) -> None:
     nodes, jobs = small_instance
     # Arrivals spread over an hour, real runtimes half the walltime: the plan goes stale.
-    jobs = [
-        replace(j, submit=120 * k, runtime=max(1, j.walltime // 2)) for k, j in enumerate(jobs)
-    ]
+    jobs = [replace(j, submit=120 * k, runtime=max(1, j.walltime // 2)) for k, j in enumerate(jobs)]
     cluster = SimulatedCluster(nodes, jobs, PowerCap.constant(1100.0))
     result = replay(cluster, create(name, cycle_budget_s=0.2), keep_stats=True)
     assert result.start_errors == 0

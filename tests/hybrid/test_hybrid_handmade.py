@@ -65,8 +65,9 @@ def test_a_conflict_cut_is_added_and_the_next_iteration_avoids_the_conflict() ->
     problem = build_problem(snap, jobs, grain=1, horizon_end=100)
     first = solve_pooled(problem, time_limit_s=5)
     assert first.starts == (0, 0, 0)  # the pooled relaxation runs all three at once
-    mapped = map_schedule(snap, cache, jobs, release=problem.release_times(first.starts),
-                          source="cp1")
+    mapped = map_schedule(
+        snap, cache, jobs, release=problem.release_times(first.starts), source="cp1"
+    )
     assert mapped.postponed >= 1
     assert mapped.conflicts == (("J1", "J2", "J3"),)
     second = solve_pooled(problem, time_limit_s=5, cuts=mapped.conflicts)
@@ -75,13 +76,15 @@ def test_a_conflict_cut_is_added_and_the_next_iteration_avoids_the_conflict() ->
     wall = {"J1": 10, "J2": 20, "J3": 5}
     common = max(s.values()) < min(s[j] + wall[j] for j in s)
     assert not common  # the three never run at one instant any more
-    remapped = map_schedule(snap, cache, jobs, release=problem.release_times(second.starts),
-                            source="cp2")
+    remapped = map_schedule(
+        snap, cache, jobs, release=problem.release_times(second.starts), source="cp2"
+    )
     assert remapped.postponed == 0
     assert remapped.conflicts == ()
     # The search records the cut when it runs the loop itself.
-    out = hybrid_search(snap, StateCache(), SearchParams(iterations=3, budget_s=10,
-                                                         time_limit_s=2, orderings=False))
+    out = hybrid_search(
+        snap, StateCache(), SearchParams(iterations=3, budget_s=10, time_limit_s=2, orderings=False)
+    )
     assert ("J1", "J2", "J3") in out.cuts
     assert out.stats.cuts >= 1
 
@@ -100,6 +103,7 @@ def test_a_solver_that_times_out_without_solution_yields_the_prb_plan() -> None:
             time_limit_s=1e-6,
             offline_timeout_policy=TimeoutPolicy(initial_s=1e-6, factor=1.0, max_s=1e-6),
             orderings=False,
+            lns=False,  # the point: CP-SAT finds nothing, so the PRB plan stands
             full_plan=True,
         )
         plan = disp.plan(snap)

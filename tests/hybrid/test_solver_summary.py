@@ -10,12 +10,20 @@ from wattsched.scheduler.model import SolverStats
 
 def test_summary_counts_searches_and_leaves_out_reused_cycles() -> None:
     stats = [
-        SolverStats(status="feasible", objective=10.0, bound=2.0, seconds=0.5, iterations=2,
-                    cuts=3, extra={"best_source": "cp1-mapper"}),
+        SolverStats(
+            status="feasible",
+            objective=10.0,
+            bound=2.0,
+            seconds=0.5,
+            iterations=2,
+            cuts=3,
+            extra={"best_source": "cp1-mapper"},
+        ),
         SolverStats(status="reused"),
         SolverStats(status="idle"),
-        SolverStats(status="unknown", objective=8.0, seconds=1.0, iterations=0,
-                    extra={"best_source": "prb"}),
+        SolverStats(
+            status="unknown", objective=8.0, seconds=1.0, iterations=0, extra={"best_source": "prb"}
+        ),
     ]
     s = solver_summary(stats)
     assert s["cycles"] == 4

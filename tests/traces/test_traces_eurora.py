@@ -31,7 +31,10 @@ def predictions(eurora_dir: Path) -> dict[str, float]:
 
 def test_queues(queues: dict[str, int]) -> None:
     assert queues == {
-        "debug": 3600, "parallel": 21600, "np_longpar": 86400, "longpar": 86400,
+        "debug": 3600,
+        "parallel": 21600,
+        "np_longpar": 86400,
+        "longpar": 86400,
         "reservation": 1800,
     }
 
@@ -46,8 +49,12 @@ def test_power_predictions(predictions: dict[str, float]) -> None:
 
 @pytest.mark.parametrize(
     ("name", "count", "gpu_nodes", "mic_nodes"),
-    [("nodes_#8", 8, 4, 4), ("nodes_#32", 32, 16, 16), ("nodes_#64", 64, 32, 32),
-     ("nodes_#8_big", 8, 4, 4)],
+    [
+        ("nodes_#8", 8, 4, 4),
+        ("nodes_#32", 32, 16, 16),
+        ("nodes_#64", 64, 32, 32),
+        ("nodes_#8_big", 8, 4, 4),
+    ],
 )
 def test_nodes(eurora_dir: Path, name: str, count: int, gpu_nodes: int, mic_nodes: int) -> None:
     nodes = read_eurora_nodes(eurora_dir / "system_configs" / name)
@@ -192,16 +199,26 @@ OK_TAIL = "2014-04-01 00:01:00;2014-04-01 00:02:00;1;1;1;00:10;NA;NA;COMPLETED;0
         # no allocation entry between the markers
         ("9;x;y;debug;2014-04-01 00:00:00____" + OK_TAIL, "allocation", ""),
         # the user estimate is not HH:MM
-        ("9;x;y;debug;2014-04-01 00:00:00__3;1;0;0;1024#__"
-         "2014-04-01 00:01:00;2014-04-01 00:02:00;1;1;1;10min;NA;NA;COMPLETED;0",
-         "estimated_duration", "10min"),
+        (
+            "9;x;y;debug;2014-04-01 00:00:00__3;1;0;0;1024#__"
+            "2014-04-01 00:01:00;2014-04-01 00:02:00;1;1;1;10min;NA;NA;COMPLETED;0",
+            "estimated_duration",
+            "10min",
+        ),
         # the end time is garbled
-        ("9;x;y;debug;2014-04-01 00:00:00__3;1;0;0;1024#__"
-         "2014-04-01 00:01:00;2014-13-01 00:02:00;1;1;1;00:10;NA;NA;COMPLETED;0",
-         "end", "2014-13-01 00:02:00"),
+        (
+            "9;x;y;debug;2014-04-01 00:00:00__3;1;0;0;1024#__"
+            "2014-04-01 00:01:00;2014-13-01 00:02:00;1;1;1;00:10;NA;NA;COMPLETED;0",
+            "end",
+            "2014-13-01 00:02:00",
+        ),
         # a tail field missing (9 instead of 10)
-        ("9;x;y;debug;2014-04-01 00:00:00__3;1;0;0;1024#__"
-         "2014-04-01 00:01:00;2014-04-01 00:02:00;1;1;1;00:10;NA;COMPLETED;0", "line", None),
+        (
+            "9;x;y;debug;2014-04-01 00:00:00__3;1;0;0;1024#__"
+            "2014-04-01 00:01:00;2014-04-01 00:02:00;1;1;1;00:10;NA;COMPLETED;0",
+            "line",
+            None,
+        ),
     ],
 )
 def test_malformed_jobs_raise(
@@ -243,8 +260,9 @@ def test_malformed_system_files_raise(
     write_file: Callable[[str, str], Path], name: str, text: str, field: str, value: str | None
 ) -> None:
     path = write_file(name, text)
-    reader = {"nodes": read_eurora_nodes, "queues": read_queues,
-              "pred": read_power_predictions}[name]
+    reader = {"nodes": read_eurora_nodes, "queues": read_queues, "pred": read_power_predictions}[
+        name
+    ]
     with pytest.raises(TraceError) as info:
         reader(path)
     e = info.value

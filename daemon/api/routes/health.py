@@ -1,13 +1,13 @@
-"""``GET /health`` and ``GET /status``."""
+"""``GET /health`` (liveness), ``GET /ready`` (readiness) and ``GET /status``."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.daemon.api.deps import ServiceDep, SessionDep
-from wattsched.daemon.api.schemas import Health, Status
+from wattsched.daemon.api.schemas import Health, Ready, Status
 from wattsched.daemon.store_models import CycleRow
 
 router = APIRouter(tags=["status"])
@@ -21,6 +21,21 @@ def health(request: Request, session: SessionDep) -> Health:
     except SQLAlchemyError as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, "database unreachable") from exc
     return Health(status="ok", schema_revision=request.app.state.schema_revision)
+
+
+@router.get(
+    "/ready",
+    response_model=Ready,
+    responses={503: {"model": Ready, "description": "not ready: the reason"}},
+)
+def ready(service: ServiceDep, response: Response) -> Ready:
+    """Ready when a cycle succeeded within the last 3 periods (monotonic clock), fewer than 3
+    cycles in a row failed (on the RMS or the database), and the database file is the one
+    opened; 503 with the reason otherwise (for a load balancer or an alert)."""
+    reason = service.readiness()
+    if reason:
+        response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    return Ready(ready=not reason, reason=reason)
 
 
 @router.get("/status", response_model=Status)

@@ -9,7 +9,15 @@ from pydantic import TypeAdapter
 from sqlalchemy import func, select
 
 from wattsched.daemon.api.deps import SessionDep
-from wattsched.daemon.api.schemas import ActionOut, JobDetail, JobOut, JobPage, JobState
+from wattsched.daemon.api.schemas import (
+    ActionOut,
+    ErrorOut,
+    JobDetail,
+    JobOut,
+    JobPage,
+    JobState,
+    short,
+)
 from wattsched.daemon.store_models import ActionRow, JobRow
 
 router = APIRouter(tags=["jobs"])
@@ -40,12 +48,16 @@ def list_jobs(
     return Response(_PAGE.dump_json(_PAGE.validate_python(page)), media_type="application/json")
 
 
-@router.get("/jobs/{job_id}", response_model=JobDetail)
+@router.get(
+    "/jobs/{job_id}",
+    response_model=JobDetail,
+    responses={404: {"model": ErrorOut, "description": "no such job"}},
+)
 def get_job(job_id: str, session: SessionDep) -> JobDetail:
     """One job with the actions taken on it (404 when unknown)."""
     row = session.get(JobRow, job_id)
     if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no job {job_id!r}")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no job {short(job_id)!r}")
     actions = session.scalars(
         select(ActionRow).where(ActionRow.job_id == job_id).order_by(ActionRow.id)
     )

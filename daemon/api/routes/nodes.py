@@ -7,7 +7,7 @@ from pydantic import TypeAdapter
 from sqlalchemy import select
 
 from wattsched.daemon.api.deps import SessionDep
-from wattsched.daemon.api.schemas import NodeDetail, NodeOut, NodeStateOut
+from wattsched.daemon.api.schemas import ErrorOut, NodeDetail, NodeOut, NodeStateOut, short
 from wattsched.daemon.store_models import NodeRow, NodeStateRow
 
 router = APIRouter(tags=["nodes"])
@@ -25,12 +25,16 @@ def list_nodes(session: SessionDep) -> Response:
     return Response(_NODES.dump_json(nodes), media_type="application/json")
 
 
-@router.get("/nodes/{name}", response_model=NodeDetail)
+@router.get(
+    "/nodes/{name}",
+    response_model=NodeDetail,
+    responses={404: {"model": ErrorOut, "description": "no such node"}},
+)
 def get_node(name: str, session: SessionDep) -> NodeDetail:
     """One node and its last 100 state changes (404 when unknown)."""
     row = session.get(NodeRow, name)
     if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no node {name!r}")
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no node {short(name)!r}")
     hist = session.scalars(
         select(NodeStateRow)
         .where(NodeStateRow.node == name)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, HTTPException, Query, status
 from sqlalchemy import func, select
 
 from wattsched.daemon.api.deps import SessionDep
@@ -63,9 +63,23 @@ def list_actions(
     """Journaled actions, oldest first."""
     query = select(ActionRow)
     if since is not None:
-        query = query.where(ActionRow.created_at >= since.timestamp())
+        query = query.where(ActionRow.created_at >= epoch_seconds(since))
     rows = session.scalars(query.order_by(ActionRow.id).limit(limit))
     return [ActionOut.model_validate(r) for r in rows]
+
+
+def epoch_seconds(when: datetime) -> float:
+    """``when`` as epoch seconds; a date-time without a zone is UTC; one outside what the
+    platform's clock can represent is a 422 naming the parameter."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        return when.timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            [{"loc": ["query", "since"], "msg": "date-time out of range", "type": "value_error"}],
+        ) from None
 
 
 @router.get("/power", response_model=list[PowerSampleOut])
