@@ -144,6 +144,8 @@ class ClusterState:
         self.busy_units: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
         self.held_whole: IntArray = np.zeros(len(arrays.names), dtype=np.int64)
         """Exclusive jobs on each node (a node held whole takes no other job)."""
+        self.n_whole = 0
+        """``held_whole.sum()``, kept in step: 0 keeps free jobs on the fast path."""
         self.power_w: float = arrays.static_w
         self.free_total: IntArray = arrays.total_capacity.copy()
         self.free_total_l: list[int] = self.free_total.tolist()
@@ -159,6 +161,7 @@ class ClusterState:
         other.free = self.free.copy()
         other.busy_units = self.busy_units.copy()
         other.held_whole = self.held_whole.copy()
+        other.n_whole = self.n_whole
         other.power_w = self.power_w
         other.free_total = self.free_total.copy()
         other.free_total_l = list(self.free_total_l)
@@ -238,7 +241,7 @@ class ClusterState:
         k = self.units_fitting(jv)
         if limit_k is not None:
             k = np.minimum(k, limit_k)
-        if jv.ruled or self.held_whole.any():
+        if jv.ruled or self.n_whole:
             k = self._apply_rule(jv, k)
         ko = k[order]
         cum = np.cumsum(ko)
@@ -269,7 +272,7 @@ class ClusterState:
 
     def rule_violation(self, jv: JobVec, idx: IntArray, counts: IntArray) -> str:
         """Why this placement breaks the job's rule or an exclusive job's ("" when not)."""
-        if (self.held_whole[idx] > 0).any():
+        if self.n_whole and (self.held_whole[idx] > 0).any():
             return "a node is held whole by an exclusive job"
         if jv.exclusive and (self.busy_units[idx] > 0).any():
             return "an exclusive job needs empty nodes"
@@ -310,6 +313,7 @@ class ClusterState:
         self.busy_units[idx] += counts
         if jv.exclusive:
             self.held_whole[idx] += 1
+            self.n_whole += len(idx)
         self._add_total(jv.total_l, -1)
         self.power_w += delta
         return delta
@@ -329,6 +333,7 @@ class ClusterState:
         self.busy_units[idx] -= counts
         if jv.exclusive:
             self.held_whole[idx] -= 1
+            self.n_whole -= len(idx)
         self._add_total(jv.total_l, +1)
         delta = self.delta_watts(jv, idx, counts)
         self.power_w -= delta
@@ -352,6 +357,7 @@ class ClusterState:
             self._add_total(jv.total_l, +1)
             if jv.exclusive:
                 self.held_whole[i] -= 1
+                self.n_whole -= len(i)
         idle_now = was_busy & (self.busy_units == 0)
         self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
 
