@@ -19,15 +19,27 @@ from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 
 
 class _Reservation:
-    """The head job's reservation: shadow time, spare resources per node, spare power."""
+    """The head job's reservation: shadow time, spare resources per node, spare power.
 
-    __slots__ = ("nodes", "power_spare", "shadow", "spare")
+    ``idx`` are the head's node indexes: an exclusive head leaves no spare on them, and an
+    exclusive job backfilled past the shadow time may not go there.
+    """
 
-    def __init__(self, shadow: int, spare: IntArray, power_spare: float, nodes: tuple[str, ...]):
+    __slots__ = ("idx", "nodes", "power_spare", "shadow", "spare")
+
+    def __init__(
+        self,
+        shadow: int,
+        spare: IntArray,
+        power_spare: float,
+        nodes: tuple[str, ...],
+        idx: IntArray,
+    ):
         self.shadow = shadow
         self.spare = spare
         self.power_spare = power_spare
         self.nodes = nodes
+        self.idx = idx
 
 
 class EASYDispatcher(Dispatcher):
@@ -144,7 +156,10 @@ class EASYDispatcher(Dispatcher):
                 continue
             future.commit(jv, *placed)
             spare_w = future.cap_limit(t, head.walltime) - future.power_w
-            return _Reservation(t, future.free.copy(), spare_w, future.names_for(*placed))
+            spare = future.free.copy()
+            if head.exclusive:
+                spare[placed[0]] = 0
+            return _Reservation(t, spare, spare_w, future.names_for(*placed), placed[0])
         return None
 
     @staticmethod
@@ -187,6 +202,8 @@ class EASYDispatcher(Dispatcher):
                 if (jv.total > res.spare.sum(axis=0)).any():
                     continue  # cannot fit in what the head leaves spare, even pooled
                 limit_k = _units_in(res.spare, jv)
+                if jv.exclusive:
+                    limit_k[res.idx] = 0
                 placed = state.place(jv, order, now, limit_k=limit_k)
                 if placed is not None:
                     idx, cnt = placed
@@ -212,7 +229,7 @@ class EASYDispatcher(Dispatcher):
 def _copy(res: _Reservation | None) -> _Reservation | None:
     if res is None:
         return None
-    return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes)
+    return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes, res.idx)
 
 
 def _units_in(free: IntArray, jv: JobVec) -> IntArray:

@@ -16,6 +16,11 @@ dispatcher switches no node), so the bound stays a relaxation and gets tighter.
 Times are in grains of ``grain`` seconds counted from the snapshot time; durations are rounded
 up and capacities rounded down, so that a pooled schedule never claims more room than exists.
 Job ids are mapped to solver indices here and nowhere else.
+
+Placement rules: an ``exclusive`` job books whole nodes, so its pooled need is at least that
+many of the smallest usable node (``units`` nodes when ``scatter``, one otherwise), and a
+running exclusive job holds its nodes' whole capacity. The pooled schedule only orders the
+jobs; the mapper then places each by its rule (and refuses what the rule forbids).
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from wattsched.scheduler.model import RESOURCES, Assignment, Job, PowerState, Snapshot
+from wattsched.scheduler.model import (
+    RESOURCES,
+    Assignment,
+    Job,
+    Placement,
+    PowerState,
+    Snapshot,
+)
 
 N_RES = len(RESOURCES) + 1
 """Pooled resources: the node resources, then power (index :data:`POWER`)."""
@@ -138,6 +150,17 @@ def _unit_power(job: Job, snap: Snapshot, usable: Sequence[int]) -> float:
     return min((snap.nodes[k].power.unit_watts(job.unit) for k in usable), default=0.0)
 
 
+def _exclusive_need(job: Job, snap: Snapshot, usable: Sequence[int]) -> tuple[int, ...]:
+    """A valid pooled need for an exclusive job: the whole of the nodes it must book, each at
+    least the smallest usable node's capacity."""
+    n = job.units if job.placement is Placement.SCATTER else 1
+    total = job.total.as_tuple()
+    if not usable:
+        return total
+    low = [min(snap.nodes[k].capacity.as_tuple()[r] for k in usable) for r in range(len(total))]
+    return tuple(max(t, n * c) for t, c in zip(total, low, strict=True))
+
+
 def build_problem(
     snap: Snapshot,
     jobs: Sequence[Job],
@@ -179,7 +202,10 @@ def build_problem(
         watts = math.ceil(
             _unit_power(j, snap, usable) * j.units + first_core_share * j.total.cores - 1e-9
         )
-        demand.append((*j.total.as_tuple(), watts))
+        need = j.total.as_tuple()
+        if j.exclusive:
+            need = _exclusive_need(j, snap, usable)
+        demand.append((*need, watts))
         weight.append(max(1, round(scale * max_ewt / j.ewt)))
         release.append(max(0, -(-(j.submit - now) // grain)))
     horizon = max([horizon, *(r + d for r, d in zip(release, duration, strict=True))])
@@ -192,6 +218,7 @@ def build_problem(
             continue
         use = [0] * N_RES
         watts = 0.0
+        whole: set[int] = set()
         for name in rj.nodes:
             k = index.get(name)
             if k is None:
@@ -203,7 +230,12 @@ def build_problem(
                 else node.power.unit_watts(rj.job.unit)
             )
             if k in usable_set:
-                for r, v in enumerate(rj.job.unit.as_tuple()):
+                if rj.job.exclusive:  # the whole node, once
+                    held = node.capacity if k not in whole else None
+                    whole.add(k)
+                else:
+                    held = rj.job.unit
+                for r, v in enumerate(held.as_tuple() if held is not None else ()):
                     use[r] += v
         use[POWER] = math.floor(watts + 1e-9)
         fixed.append((min(end, horizon), tuple(use)))

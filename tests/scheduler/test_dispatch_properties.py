@@ -12,10 +12,23 @@ from hypothesis import strategies as st
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.scheduler import dispatcher as registry
-from wattsched.scheduler.model import Job, Node, NodePowerModel, Placement, PowerCap, Resources
+from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    NodePowerModel,
+    Placement,
+    Plan,
+    PowerCap,
+    Resources,
+    Snapshot,
+    placement_error,
+)
 from wattsched.scheduler.validate import Executed, validate_schedule
 
 DISPATCHERS = [n for n in registry.names()]
+FULL_PLAN = {"easy", "prb", "hybrid", "hybrid-nofb"}
+"""Dispatchers with a ``full_plan`` switch (publish later starts too)."""
 
 
 @st.composite
@@ -120,14 +133,55 @@ def executed(cluster: SimulatedCluster) -> list[Executed]:
     ]
 
 
+def rule_breaks(snap: Snapshot, plan: Plan) -> list[str]:
+    """Every assignment of ``plan`` (later starts too) that breaks its job's rule; for the
+    starts now, also every node shared with an exclusive job (running or starting)."""
+    jobs = {j.id: j for j in snap.queued}
+    out = [
+        f"{a.job_id} at {a.start}: {why}"
+        for a in plan.assignments
+        if (why := placement_error(jobs[a.job_id], a.nodes))
+    ]
+    users: dict[str, list[tuple[str, bool]]] = {}
+    for rj in snap.running:
+        for n in set(rj.nodes):
+            users.setdefault(n, []).append((rj.job.id, rj.job.exclusive))
+    for a in plan.starts_now():
+        for n in set(a.nodes):
+            users.setdefault(n, []).append((a.job_id, jobs[a.job_id].exclusive))
+    for n, on in users.items():
+        if len(on) > 1 and any(excl for _, excl in on):
+            out.append(f"node {n} shared with an exclusive job: {on}")
+    return out
+
+
+class RuleChecked(Dispatcher):
+    """Wraps a dispatcher and records the rule breaks of every plan it returns (the replay
+    carries out only the starts now: this also sees the later starts of a plan)."""
+
+    def __init__(self, inner: Dispatcher) -> None:
+        super().__init__()
+        self.inner = inner
+        self.breaks: list[str] = []
+
+    def plan(self, snap: Snapshot) -> Plan:
+        plan = self.inner.plan(snap)
+        self.breaks.extend(rule_breaks(snap, plan))
+        return plan
+
+
 @pytest.mark.parametrize("name", DISPATCHERS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inst=instances())
-def test_every_dispatcher_is_feasible(name: str, inst: tuple) -> None:
+@given(inst=instances(), full_plan=st.booleans())
+def test_every_dispatcher_is_feasible(name: str, inst: tuple, full_plan: bool) -> None:
     nodes, jobs, cap, offline = inst
-    params = {"time_limit_s": 0.2} if name.startswith("hybrid") else {}
+    params: dict[str, object] = {"time_limit_s": 0.2} if name.startswith("hybrid") else {}
+    if full_plan and name in FULL_PLAN:
+        params["full_plan"] = True  # every job's start and nodes, later ones too
     cluster = SimulatedCluster(nodes, jobs, cap, offline=offline)
-    result = replay(cluster, registry.create(name, **params), max_cycles=10_000)
+    checked = RuleChecked(registry.create(name, **params))
+    result = replay(cluster, checked, max_cycles=10_000)
+    assert checked.breaks == [], "a plan breaks a job's placement rule"
     assert result.start_errors == 0
     assert cluster.cap_violation_s == 0
     runs = executed(cluster)
