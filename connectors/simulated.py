@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import replace
+from types import MappingProxyType
 
 from wattsched.connectors.base import (
     Capability,
@@ -77,6 +78,8 @@ class SimulatedCluster(Connector):
         self._next_arrival = 0
         self._queue: dict[str, Job] = {}
         self._queue_tuple: tuple[Job, ...] | None = ()
+        # A read-only live view of the queue for the snapshots' index (no copy per cycle).
+        self._queue_index = MappingProxyType(self._queue)
         self._running: dict[str, RunningJob] = {}
         self._running_tuple: tuple[RunningJob, ...] | None = ()
         self.records: dict[str, JobRecord] = {}
@@ -119,6 +122,7 @@ class SimulatedCluster(Connector):
             running=self._running_tuple,
             queued=self._queue_tuple,
             cap=self.cap,
+            queued_index=self._queue_index,
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:

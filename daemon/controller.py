@@ -2,7 +2,9 @@
 
 One function serves both clocks: the daemon runs it every period on the wall clock, the
 replay at every event of the simulated cluster's virtual clock. It reads no clock itself
-(the planning time is measured with an injected timer) and never sleeps.
+(the planning time is measured with an injected timer) and never sleeps. Starts go through
+:func:`wattsched.daemon.acting.start_planned` in both, with its safety rules and its journal
+(the daemon's store, or a replay's in-memory journal).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wattsched.connectors.base import Connector, ConnectorError
+from wattsched.daemon.acting import MemoryJournal, StartJournal, start_planned
+from wattsched.daemon.job_records import StartRecord
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import Assignment, Plan, PowerCap, Snapshot
 
@@ -40,12 +44,16 @@ def run_cycle(
     act: bool = True,
     timer: Timer = time.perf_counter,
     cap: PowerCap | None = None,
+    journal: StartJournal | None = None,
+    starts: dict[str, StartRecord] | None = None,
+    max_start_attempts: int = 3,
 ) -> CycleResult:
     """One control cycle. With ``act=False`` (advise mode) the plan is only returned.
 
     ``cap``: the power cap to plan under (the daemon decides it: an RMS knows none); None
-    keeps the snapshot's (the simulated cluster's own cap, in replays). A failing start is
-    logged and reported in the result; the cycle goes on with the next.
+    keeps the snapshot's (the simulated cluster's own cap, in replays). ``journal`` and
+    ``starts`` (our last start of each job) persist across a replay's cycles (fresh ones
+    when not given). A failing start is logged and reported; the cycle goes on with the next.
     """
     snap = connector.snapshot()
     if cap is not None:
@@ -55,12 +63,14 @@ def run_cycle(
     result = CycleResult(snap, plan, timer() - t0)
     if not act:
         return result
-    for a in plan.starts_now():
-        try:
-            connector.start(a.job_id, a.nodes)
-        except ConnectorError as exc:
-            log.warning("start of job %s on %s failed: %s", a.job_id, ",".join(a.nodes), exc)
-            result.errors.append((a, exc))
-        else:
-            result.started.append(a)
+    done = start_planned(
+        connector,
+        journal if journal is not None else MemoryJournal(),
+        snap,
+        plan,
+        starts if starts is not None else {},
+        max_start_attempts=max_start_attempts,
+    )
+    result.started = done.started
+    result.errors = done.errors
     return result

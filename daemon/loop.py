@@ -26,6 +26,7 @@ from collections.abc import Callable, Set
 from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.connectors.base import Connector, ConnectorError
+from wattsched.daemon.acting import start_planned
 from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.cycle_state import (
     Counters,
@@ -44,9 +45,6 @@ from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
-
-JOURNAL_BATCH = 64
-"""Starts journaled per commit (pending before the RMS calls, outcomes after)."""
 
 
 class StoreFileError(RuntimeError):
@@ -331,62 +329,24 @@ class Service:
     def _enforce(
         self, snap: Snapshot, plan: Plan, cycle_id: int, keep_back: Set[str] = frozenset()
     ) -> int:
-        # Only jobs the RMS reports pending and not held by their owner or an operator (DESIGN
-        # safety rules), and not kept back this cycle (a requeue under requeue = "hold").
-        queued = {j.id: j for j in snap.queued if not j.held and j.id not in keep_back}
-        todo = [a for a in plan.starts_now() if a.job_id in queued]
-        failures = self.store.failed_start_counts(a.job_id for a in todo)
-        ready = []
-        for a in todo:
-            prev = self._starts.get(a.job_id)
-            if prev is not None and prev.incarnation >= queued[a.job_id].restarts:
-                # Pending again in the incarnation we started (not a requeue): never twice.
-                log.error("job %s pending again after our start; not started twice", a.job_id)
-                self.counters.error("restart_refused")
-                continue
-            if failures.get(a.job_id, 0) >= self.max_start_attempts:
-                if a.job_id not in self._gave_up:
-                    log.error(
-                        "giving up starting job %s after %d failures", a.job_id, failures[a.job_id]
-                    )
-                    self._gave_up.add(a.job_id)
-                    self.counters.error("start_gave_up")
-                continue
-            ready.append(a)
-        started = 0
-        # Journal a batch as pending (one commit) before any of its RMS calls, then record the
-        # outcomes (one commit). A crash in between leaves them pending: the restart
-        # reconciles them against the RMS, so nothing is lost nor started twice.
-        for i in range(0, len(ready), JOURNAL_BATCH):
-            batch = ready[i : i + JOURNAL_BATCH]
-            ids = self.store.begin_actions(
-                [("start", a.job_id, a.nodes) for a in batch],
-                time_=snap.time,
-                cycle_id=cycle_id,
-                incarnations=[queued[a.job_id].restarts for a in batch],
-            )
-            outcomes: list[tuple[int, str, str | None, str | None]] = []
-            try:
-                for action_id, a in zip(ids, batch, strict=True):
-                    try:
-                        self.connector.start(a.job_id, a.nodes)
-                    except ConnectorError as exc:
-                        log.warning(
-                            "start of job %s on %s failed: %s", a.job_id, ",".join(a.nodes), exc
-                        )
-                        outcomes.append((action_id, "failed", None, f"{type(exc).__name__}: {exc}"))
-                        self.counters.action("start", "failed")
-                        self.counters.error("start")
-                        continue
-                    outcomes.append((action_id, "done", "started", None))
-                    self._starts[a.job_id] = StartRecord(
-                        queued[a.job_id].restarts, snap.time, tuple(a.nodes)
-                    )
-                    self.counters.action("start", "done")
-                    started += 1
-            finally:
-                self.store.finish_actions(outcomes)
-        return started
+        done = start_planned(
+            self.connector, self.store, snap, plan, self._starts,
+            max_start_attempts=self.max_start_attempts, keep_back=keep_back, cycle_id=cycle_id,
+        )  # fmt: skip
+        for jid in done.refused_twice:
+            log.error("job %s pending again after our start; not started twice", jid)
+            self.counters.error("restart_refused")
+        for jid in done.gave_up:
+            if jid not in self._gave_up:
+                log.error("giving up starting job %s after repeated refusals", jid)
+                self._gave_up.add(jid)
+                self.counters.error("start_gave_up")
+        for _ in done.errors:
+            self.counters.action("start", "failed")
+            self.counters.error("start")
+        for _ in done.started:
+            self.counters.action("start", "done")
+        return len(done.started)
 
     # -- the schedule --------------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 from wattsched.connectors.base import ConnectorError
 from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.acting import MemoryJournal
 from wattsched.daemon.controller import CycleResult, run_cycle
+from wattsched.daemon.job_records import StartRecord
 from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import SolverStats
@@ -58,8 +60,11 @@ def replay(
     wall0 = time.perf_counter()
     result = ReplayResult(cluster)
     total = cluster.workload_size
+    # The cycle's journal and never-twice memory, in memory: the daemon's rules at replay speed.
+    journal = MemoryJournal()
+    starts: dict[str, StartRecord] = {}
     while True:
-        cycle = run_cycle(cluster, dispatcher)
+        cycle = run_cycle(cluster, dispatcher, journal=journal, starts=starts)
         result.cycles += 1
         result.plan_seconds.append(cycle.plan_seconds)
         result.start_errors += len(cycle.errors)

@@ -322,6 +322,9 @@ class Snapshot:
     ended: tuple[EndedJob, ...] = ()
     """Jobs the RMS still reports after their end, with its end state (Slurm keeps them for
     ``MinJobAge``); empty when the RMS does not say."""
+    queued_index: Mapping[str, Job] | None = field(default=None, compare=False, repr=False)
+    """Job id -> queued job, when the connector keeps one (the simulated cluster): spares the
+    cycle a scan of a long queue. None: look through :attr:`queued`."""
 
     def node_index(self) -> dict[str, int]:
         """Node name -> position in :attr:`nodes` (the solver-index boundary)."""
