@@ -26,7 +26,13 @@ from wattsched.connectors.base import (
     UnknownJobError,
     UnknownNodeError,
 )
-from wattsched.connectors.simulated_books import JobRecord, NodeBook, PowerSample, check_start
+from wattsched.connectors.simulated_books import (
+    JobRecord,
+    NodeBook,
+    PowerSample,
+    check_start,
+    seconds_above,
+)
 from wattsched.scheduler.model import (
     Job,
     Node,
@@ -382,14 +388,7 @@ class SimulatedCluster(Connector):
             p = self.power_now_w
             self.energy_j += p * dt
             self.power_saved_j += (self._all_idle_w - self._static_w) * dt
-            # The cap may step inside (last_t, t): count the violation piecewise.
-            a = self._last_t
-            while a < t:
-                b = self.cap.next_change(a)
-                b = t if b is None or b > t else b
-                if p > self.cap.at(a) + 1e-6:
-                    self.cap_violation_s += b - a
-                a = b
+            self.cap_violation_s += seconds_above(self.cap, p, self._last_t, t)
         self._last_t = t
 
     def _sample(self) -> None:
@@ -397,14 +396,8 @@ class SimulatedCluster(Connector):
         self.peak_power_w = max(self.peak_power_w, p)
         if not self.record_power:
             return
-        s = PowerSample(
-            self.now,
-            p,
-            self.cap.at(self.now),
-            self._nodes_on,
-            len(self._queue),
-            len(self._running),
-        )
+        cap_w = self.cap.at(self.now)
+        s = PowerSample(self.now, p, cap_w, self._nodes_on, len(self._queue), len(self._running))
         if self.samples and self.samples[-1].time == s.time:
             self.samples[-1] = s
         else:

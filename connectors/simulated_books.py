@@ -8,7 +8,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wattsched.connectors.base import PlacementError, RMSCommandError, UnknownNodeError
-from wattsched.scheduler.model import RESOURCES, Job, Node, PowerState, RunningJob, placement_error
+from wattsched.scheduler.model import (
+    RESOURCES,
+    Job,
+    Node,
+    PowerCap,
+    PowerState,
+    RunningJob,
+    placement_error,
+)
 
 
 @dataclass(slots=True)
@@ -86,3 +94,17 @@ def check_start(
                     f"{amount * k} asked, {free[r]} free",
                 )
     return want
+
+
+def seconds_above(cap: PowerCap, watts: float, start: int, end: int) -> int:
+    """Seconds of ``[start, end)`` during which ``watts`` is above ``cap`` (the cap may step
+    inside the span: counted piecewise)."""
+    out = 0
+    a = start
+    while a < end:
+        b = cap.next_change(a)
+        b = end if b is None or b > end else b
+        if watts > cap.at(a) + 1e-6:
+            out += b - a
+        a = b
+    return out

@@ -51,10 +51,12 @@ from wattsched.connectors.slurm_jobs import (
 )
 from wattsched.connectors.slurm_json import (
     SlurmNode,
+    available,
     fold_hostlist,
     load_json,
     parse_node_record,
     parse_nodes,
+    power_state,
 )
 from wattsched.scheduler.model import (
     END_STATES,
@@ -62,7 +64,6 @@ from wattsched.scheduler.model import (
     Job,
     Node,
     Placement,
-    PowerState,
     Resources,
     RunningJob,
     Snapshot,
@@ -71,11 +72,6 @@ from wattsched.scheduler.model import (
 log = logging.getLogger(__name__)
 
 RUNNING_STATES = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "STAGE_OUT"})
-UNAVAILABLE_FLAGS = frozenset(
-    {"DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "MAINTENANCE", "RESERVED",
-     "NOT_RESPONDING", "INVALID_REG", "REBOOT_REQUESTED", "REBOOT_ISSUED"}
-)  # fmt: skip
-UNAVAILABLE_STATES = frozenset({"DOWN", "FAIL", "FUTURE", "INVAL", "UNKNOWN", "ERROR"})
 NOT_STARTABLE_REASONS = frozenset(
     {"Dependency", "DependencyNeverSatisfied", "BeginTime", "JobArrayTaskLimit",
      "PartitionDown", "PartitionInactive", "InvalidAccount", "InvalidQOS"}
@@ -83,31 +79,6 @@ NOT_STARTABLE_REASONS = frozenset(
 """Pending jobs Slurm could not run whatever the nodes: not offered to the dispatcher."""
 GATE_MARKER = "wattsched:gate"
 """The AdminComment ``deploy/slurm/job_submit.lua`` puts on the jobs it holds for wattsched."""
-
-
-def power_state(node: SlurmNode) -> PowerState:
-    """The model power state of a Slurm node (see the module docstring)."""
-    f = node.flags
-    # A queued POWER_UP shows next to POWERED_DOWN ("IDLE+POWER_UP+POWERED_DOWN"): it wins.
-    if "POWERING_UP" in f or "POWER_UP" in f:
-        return PowerState.BOOTING
-    if "POWERED_DOWN" in f:
-        return PowerState.OFF
-    if "POWERING_DOWN" in f or "POWER_DOWN" in f:
-        return PowerState.SHUTTING_DOWN
-    if node.state in ("DOWN", "FAIL") or "FAIL" in f:
-        return PowerState.FAILED
-    return PowerState.ON
-
-
-def available(node: SlurmNode) -> bool:
-    """False when an admin or a fault keeps new work off the node."""
-    if node.flags & UNAVAILABLE_FLAGS:
-        return False
-    if node.state in UNAVAILABLE_STATES:
-        # A powered-down node reads DOWN-ish in some versions; powered down is available.
-        return "POWERED_DOWN" in node.flags and node.state != "DOWN"
-    return True
 
 
 class SlurmConnector(Connector):

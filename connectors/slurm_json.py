@@ -28,6 +28,7 @@ from typing import Any
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
 from wattsched.connectors.base import RMSParseError
+from wattsched.scheduler.model import PowerState
 
 _INFINITE = object()
 
@@ -233,3 +234,35 @@ def _nodes_from_sinfo_groups(groups: list[Any], text: str) -> list[SlurmNode]:
     except (AttributeError, TypeError, ValueError) as exc:
         raise RMSParseError("sinfo --json groups", text, f"bad group: {exc!r}") from None
     return list(out.values())
+
+
+UNAVAILABLE_FLAGS = frozenset(
+    {"DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING", "MAINTENANCE", "RESERVED",
+     "NOT_RESPONDING", "INVALID_REG", "REBOOT_REQUESTED", "REBOOT_ISSUED"}
+)  # fmt: skip
+UNAVAILABLE_STATES = frozenset({"DOWN", "FAIL", "FUTURE", "INVAL", "UNKNOWN", "ERROR"})
+
+
+def power_state(node: SlurmNode) -> PowerState:
+    """The model power state of a Slurm node (see the module docstring)."""
+    f = node.flags
+    # A queued POWER_UP shows next to POWERED_DOWN ("IDLE+POWER_UP+POWERED_DOWN"): it wins.
+    if "POWERING_UP" in f or "POWER_UP" in f:
+        return PowerState.BOOTING
+    if "POWERED_DOWN" in f:
+        return PowerState.OFF
+    if "POWERING_DOWN" in f or "POWER_DOWN" in f:
+        return PowerState.SHUTTING_DOWN
+    if node.state in ("DOWN", "FAIL") or "FAIL" in f:
+        return PowerState.FAILED
+    return PowerState.ON
+
+
+def available(node: SlurmNode) -> bool:
+    """False when an admin or a fault keeps new work off the node."""
+    if node.flags & UNAVAILABLE_FLAGS:
+        return False
+    if node.state in UNAVAILABLE_STATES:
+        # A powered-down node reads DOWN-ish in some versions; powered down is available.
+        return "POWERED_DOWN" in node.flags and node.state != "DOWN"
+    return True

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import enum
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 RESOURCES: tuple[str, ...] = ("cores", "mem_mb", "gpus", "mics")
@@ -391,11 +391,3 @@ class Plan:
     def by_job(self) -> dict[str, Assignment]:
         """Job id -> assignment."""
         return {a.job_id: a for a in self.assignments}
-
-
-def count_units(nodes: Iterable[str]) -> dict[str, int]:
-    """How many units an assignment places on each node."""
-    out: dict[str, int] = {}
-    for n in nodes:
-        out[n] = out.get(n, 0) + 1
-    return out

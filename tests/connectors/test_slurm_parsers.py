@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from wattsched.connectors.base import RMSParseError
-from wattsched.connectors.slurm import available, power_state
 from wattsched.connectors.slurm_jobs import (
     parse_jobs,
     parse_key_values,
@@ -15,10 +14,12 @@ from wattsched.connectors.slurm_jobs import (
     time_limit_minutes,
 )
 from wattsched.connectors.slurm_json import (
+    available,
     expand_hostlist,
     number,
     parse_node_record,
     parse_nodes,
+    power_state,
     size_mb,
 )
 from wattsched.scheduler.model import PowerState
