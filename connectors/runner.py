@@ -249,10 +249,14 @@ class SSHRunner:
                     while chan.recv_stderr_ready():
                         err += chan.recv_stderr(65536)
                         got = True
+                    # Done when the remote side closed its output (EOF) and exited, and
+                    # every byte it sent has been read: the exit status alone can come while
+                    # output is still in flight (seen: a 4 kB cut of `sinfo --json`).
                     if (
                         chan.exit_status_ready()
+                        and chan.eof_received
                         and not chan.recv_ready()
-                        and not (chan.recv_stderr_ready())
+                        and not chan.recv_stderr_ready()
                     ):
                         break
                     if time.monotonic() > deadline:

@@ -121,6 +121,20 @@ def test_ssh_runs_command_with_env_and_quoting(sshd: SSHServer) -> None:
 
 
 @pytest.mark.ssh
+def test_ssh_reads_a_large_output_whole(sshd: SSHServer) -> None:
+    # The runner reads until the remote side's EOF, not only its exit status (a `sinfo --json`
+    # was once cut at 4 kB on a fresh CI machine; the race did not reproduce here, so this
+    # guards the whole-output contract rather than replaying that run).
+    r = _ssh(sshd)
+    try:
+        for size in (4096, 65537, 1_000_000):
+            res = r.run(["python3", "-c", f"import sys; sys.stdout.write('x' * {size})"])
+            assert len(res.stdout) == size
+    finally:
+        r.close()
+
+
+@pytest.mark.ssh
 def test_ssh_faults_are_typed(sshd: SSHServer) -> None:
     r = _ssh(sshd)
     try:
