@@ -59,6 +59,10 @@ def simulate_daily(
     slot_s: Annotated[int, typer.Option(min=1, help="Time grid of the day schedule (s).")] = 60,
     workers: Annotated[int | None, typer.Option(min=1, help="MultiSearch processes.")] = None,
     delay_time_s: Annotated[float, typer.Option(min=0, help="DelaySearch seconds per day.")] = 10.0,
+    horizon_days: Annotated[
+        int | None,
+        typer.Option(min=1, help="Profit horizon in days (default: the days of submissions)."),
+    ] = None,
     limit_jobs: Annotated[int | None, typer.Option(min=1, help="Read only N jobs.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
 ) -> None:
@@ -85,7 +89,7 @@ def simulate_daily(
         price = read_prices(prices) if prices else Prices()
         opts = DailyOptions(
             scheduler, strict=strict, runtime=runtime, slot_s=slot_s, workers=workers,
-            delay_time_s=delay_time_s,
+            delay_time_s=delay_time_s, horizon_days=horizon_days,
         )  # fmt: skip
     except (TraceError, ValueError) as exc:
         raise fail(f"error: {exc}") from None
