@@ -11,7 +11,24 @@ import typer
 
 from wattsched.daemon.cli_common import fail
 from wattsched.daemon.daily_replay import SCHEDULERS, DailyOptions, run_daily
-from wattsched.daemon.simulate_cli import TraceFormat, _assign_power, _load_jobs, load_system
+from wattsched.daemon.simulate_cli import (
+    CoresOpt,
+    CoreWattsOpt,
+    FormatOpt,
+    JobPowerOpt,
+    LimitOpt,
+    MemOpt,
+    NodesOpt,
+    ProgressOpt,
+    QueuesOpt,
+    SeedOpt,
+    SystemOpt,
+    TraceFormat,
+    TraceOpt,
+    _assign_power,
+    _load_jobs,
+    load_system,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -20,29 +37,19 @@ def register(app: typer.Typer) -> None:
 
 
 def simulate_daily(
-    trace: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="Workload file.")],
+    trace: TraceOpt,
     scheduler: Annotated[str, typer.Option(help=", ".join(SCHEDULERS))],
     metrics_out: Annotated[Path, typer.Option(help="Metrics JSON to write.")],
     schedule_out: Annotated[Path | None, typer.Option(help="Schedule CSV to write.")] = None,
-    fmt: Annotated[TraceFormat, typer.Option("--format", help="Trace format.")] = TraceFormat.SWF,
-    system: Annotated[
-        Path | None,
-        typer.Option(exists=True, dir_okay=False, help="System TOML, or a Eurora nodes_#N file."),
-    ] = None,
-    nodes: Annotated[int | None, typer.Option(min=1, help="Homogeneous nodes.")] = None,
-    cores: Annotated[int | None, typer.Option(min=1, help="Cores per node.")] = None,
-    mem_mb: Annotated[int | None, typer.Option(min=0, help="Memory per node (MB).")] = None,
-    queues: Annotated[
-        Path | None, typer.Option(exists=True, dir_okay=False, help="Eurora system_queues file.")
-    ] = None,
-    job_power: Annotated[
-        Path | None, typer.Option(exists=True, dir_okay=False, help="Per-job power table.")
-    ] = None,
-    core_watts: Annotated[
-        str | None,
-        typer.Option(help="Per-core job power drawn uniformly, LO:HI (the paper: 7.8:11.11)."),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for drawn job powers.")] = 0,
+    fmt: FormatOpt = TraceFormat.SWF,
+    system: SystemOpt = None,
+    nodes: NodesOpt = None,
+    cores: CoresOpt = None,
+    mem_mb: MemOpt = None,
+    queues: QueuesOpt = None,
+    job_power: JobPowerOpt = None,
+    core_watts: CoreWattsOpt = None,
+    seed: SeedOpt = 0,
     strict: Annotated[bool, typer.Option(help="Rule-based: strict order (no overtaking).")] = False,
     cooling: Annotated[str, typer.Option(help="air or hybrid (built-in PUE tables).")] = "air",
     pue_table: Annotated[
@@ -63,8 +70,8 @@ def simulate_daily(
         int | None,
         typer.Option(min=1, help="Profit horizon in days (default: the days of submissions)."),
     ] = None,
-    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Read only N jobs.")] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+    limit_jobs: LimitOpt = None,
+    progress: ProgressOpt = True,
 ) -> None:
     """Schedule each day's jobs at midnight; write profit, cooling and wait metrics."""
     from rich.console import Console

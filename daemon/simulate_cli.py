@@ -48,6 +48,30 @@ def make_power_policy(name: PowerPolicyName, idle_s: int) -> PowerPolicy | None:
     return None
 
 
+TraceOpt = Annotated[Path, typer.Option(exists=True, dir_okay=False, help="Workload file.")]
+FormatOpt = Annotated[TraceFormat, typer.Option("--format", help="Trace format.")]
+SystemOpt = Annotated[
+    Path | None,
+    typer.Option(exists=True, dir_okay=False, help="System TOML, or a Eurora nodes_#N file."),
+]
+NodesOpt = Annotated[int | None, typer.Option(min=1, help="Homogeneous nodes (with --cores).")]
+CoresOpt = Annotated[int | None, typer.Option(min=1, help="Cores per node.")]
+MemOpt = Annotated[int | None, typer.Option(min=0, help="Memory per node (MB).")]
+QueuesOpt = Annotated[
+    Path | None, typer.Option(exists=True, dir_okay=False, help="Eurora system_queues file.")
+]
+JobPowerOpt = Annotated[
+    Path | None, typer.Option(exists=True, dir_okay=False, help="Per-job power table.")
+]
+CoreWattsOpt = Annotated[
+    str | None, typer.Option(help="Per-core job power drawn uniformly, LO:HI watts.")
+]
+SeedOpt = Annotated[int, typer.Option(help="Seed for drawn job powers.")]
+LimitOpt = Annotated[int | None, typer.Option(min=1, help="Read only N jobs.")]
+ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar on stderr.")]
+"""The workload and machine options ``simulate`` and ``simulate-daily`` share."""
+
+
 def register(app: typer.Typer) -> None:
     """Add the simulate command to the main app."""
     app.command("simulate")(simulate)
@@ -76,29 +100,18 @@ def load_system(
 
 
 def simulate(
-    trace: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="Workload file.")],
+    trace: TraceOpt,
     dispatcher: Annotated[str, typer.Option(help="fifo, easy, prb, hybrid, hybrid-nofb.")],
     metrics_out: Annotated[Path, typer.Option(help="Metrics JSON to write.")],
     schedule_out: Annotated[Path, typer.Option(help="Schedule CSV to write.")],
-    fmt: Annotated[TraceFormat, typer.Option("--format", help="Trace format.")] = TraceFormat.SWF,
-    system: Annotated[
-        Path | None,
-        typer.Option(exists=True, dir_okay=False, help="System TOML, or a Eurora nodes_#N file."),
-    ] = None,
-    nodes: Annotated[
-        int | None, typer.Option(min=1, help="Homogeneous nodes (with --cores).")
-    ] = None,
-    cores: Annotated[int | None, typer.Option(min=1, help="Cores per node.")] = None,
-    mem_mb: Annotated[int | None, typer.Option(min=0, help="Memory per node (MB).")] = None,
-    queues: Annotated[
-        Path | None, typer.Option(exists=True, dir_okay=False, help="Eurora system_queues file.")
-    ] = None,
-    job_power: Annotated[
-        Path | None, typer.Option(exists=True, dir_okay=False, help="Per-job power table.")
-    ] = None,
-    core_watts: Annotated[
-        str | None, typer.Option(help="Per-core job power drawn uniformly, LO:HI watts.")
-    ] = None,
+    fmt: FormatOpt = TraceFormat.SWF,
+    system: SystemOpt = None,
+    nodes: NodesOpt = None,
+    cores: CoresOpt = None,
+    mem_mb: MemOpt = None,
+    queues: QueuesOpt = None,
+    job_power: JobPowerOpt = None,
+    core_watts: CoreWattsOpt = None,
     power_cap: Annotated[float | None, typer.Option(min=0, help="Constant power cap (W).")] = None,
     power_cap_file: Annotated[
         Path | None, typer.Option(exists=True, dir_okay=False, help="offset;watts cap profile.")
@@ -111,14 +124,14 @@ def simulate(
             "--offline) or real (the trace's runtimes; the default otherwise)."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for drawn job powers.")] = 0,
-    limit_jobs: Annotated[int | None, typer.Option(min=1, help="Read only N jobs.")] = None,
+    seed: SeedOpt = 0,
+    limit_jobs: LimitOpt = None,
     power_out: Annotated[Path | None, typer.Option(help="Power CSV to write.")] = None,
     plot: Annotated[Path | None, typer.Option(help="PNG plot to write.")] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", help="Dispatcher parameter KEY=VALUE.")
     ] = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
+    progress: ProgressOpt = True,
     power_policy: Annotated[
         PowerPolicyName, typer.Option(help="Node power policy: none, idle (timeout) or hgfs.")
     ] = PowerPolicyName.NONE,
