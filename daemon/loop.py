@@ -37,6 +37,7 @@ from wattsched.daemon.cycle_state import (
 from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
 from wattsched.daemon.journal import RECONCILED
+from wattsched.daemon.outside_starts import gated_now, record_outside_starts
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import CycleRecord, Store
 from wattsched.scheduler.dispatcher import Dispatcher
@@ -94,6 +95,8 @@ class Service:
         self._starts: dict[str, StartRecord] = store.start_records()
         self._requeues: set[tuple[str, int]] = store.requeues_seen()
         self._gave_up: set[str] = set()
+        self._gated: set[str] = set()
+        """Jobs seen waiting behind the gate at the last cycle (outside starts)."""
         self._prev_power: tuple[int, float] | None = None
         self._reconciled = False
         self._timer: CycleTimer | None = None
@@ -260,6 +263,9 @@ class Service:
             )  # fmt: skip
             for _ in range(hold_failures):
                 self.counters.action("hold", "failed")
+            for _ in record_outside_starts(self.store, snap, self._gated, self._starts, cycle_id):
+                self.counters.error("outside_start")
+            self._gated = gated_now(snap)
             started = self._enforce(snap, plan, cycle_id, keep_back) if mode == "enforce" else 0
             duration = self.timer() - t0
             self.store.set_cycle_duration(cycle_id, duration)

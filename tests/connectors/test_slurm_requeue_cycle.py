@@ -120,3 +120,20 @@ def test_a_cancelled_running_job_shows_cancelled(slurm: SlurmHarness, tmp_path: 
     with svc.store.sessions() as s:
         row = s.get(JobRow, jid)
     assert row is not None and row.state == "cancelled" and row.started_by == "wattsched"
+
+
+def test_a_gated_job_started_by_hand_is_journaled_as_an_outside_start(
+    slurm: SlurmHarness, tmp_path: Path
+) -> None:
+    svc = service(slurm, tmp_path, mode="advise", requeue="replan")
+    jid = slurm.submit(1, seconds=300)
+    svc.run_now()  # seen waiting behind the gate
+    slurm.cluster.run("scontrol", "release", jid)  # an operator starts it by hand
+    assert slurm.ran_on(jid) is not None
+    svc.run_now()
+    assert ("outside_start", "done", 0) in actions(svc, jid)
+    assert svc.counters.copy()["errors"].get("outside_start") == 1
+    svc.run_now()  # reported once
+    assert [a for a in actions(svc, jid) if a[0] == "outside_start"] == [
+        ("outside_start", "done", 0)
+    ]
