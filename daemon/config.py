@@ -72,6 +72,17 @@ class ApiSettings(BaseModel):
         return int(self.bind.rpartition(":")[2])
 
 
+class PowerSettings(BaseModel):
+    """The ``[power]`` table: the node power policy the cycle runs after the dispatcher."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: Literal["none", "idle", "hgfs"] = "none"
+    """``none``: nodes stay as they are; ``idle``: off after ``idle_s`` idle; ``hgfs``."""
+    idle_s: int = Field(default=1800, ge=0, le=7 * 86400)
+    """Idle seconds before a node is switched off (``idle``)."""
+
+
 class ConnectorSettings(BaseModel):
     """Which resource manager to drive, and its parameters.
 
@@ -132,6 +143,7 @@ class Settings(BaseSettings):
     """A job the RMS requeued after we started it: planned again (``replan``) or held for an
     operator (``hold``); see :mod:`wattsched.daemon.requeue`."""
     api: ApiSettings = Field(default_factory=ApiSettings)
+    power: PowerSettings = Field(default_factory=PowerSettings)
     connector: ConnectorSettings = Field(default_factory=lambda: ConnectorSettings(kind="slurm"))
 
     @field_validator("dispatcher")

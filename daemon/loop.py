@@ -26,7 +26,7 @@ from collections.abc import Callable, Set
 from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.connectors.base import Connector, ConnectorError
-from wattsched.daemon.acting import start_planned
+from wattsched.daemon.acting import apply_power_policy, start_planned
 from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.cycle_state import (
     Counters,
@@ -40,6 +40,7 @@ from wattsched.daemon.journal import RECONCILED
 from wattsched.daemon.outside_starts import gated_now, record_outside_starts
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import CycleRecord, Store
+from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
 
@@ -66,6 +67,7 @@ class Service:
         cycle_seconds: float = 30.0,
         max_start_attempts: int = 3,
         requeue: RequeuePolicy = "replan",
+        power_policy: PowerPolicy | None = None,
         before_cycle: Callable[[], None] | None = None,
         clock: Clock = time.time,
         timer: Clock = time.perf_counter,
@@ -85,6 +87,7 @@ class Service:
         self.cycle_seconds = cycle_seconds
         self.max_start_attempts = max_start_attempts
         self.requeue: RequeuePolicy = requeue
+        self.power_policy = power_policy
         self.before_cycle = before_cycle
         self.clock = clock
         self.timer = timer
@@ -267,6 +270,8 @@ class Service:
                 self.counters.error("outside_start")
             self._gated = gated_now(snap)
             started = self._enforce(snap, plan, cycle_id, keep_back) if mode == "enforce" else 0
+            if self.power_policy is not None:
+                self._power(snap, plan, cycle_id, act=mode == "enforce")
             duration = self.timer() - t0
             self.store.set_cycle_duration(cycle_id, duration)
         except SQLAlchemyError as exc:
@@ -331,6 +336,23 @@ class Service:
         )
         self.last = summary
         return summary
+
+    def _power(self, snap: Snapshot, plan: Plan, cycle_id: int, *, act: bool) -> None:
+        assert self.power_policy is not None
+        out = apply_power_policy(
+            self.connector, self.store, self.power_policy, snap, plan, act=act, cycle_id=cycle_id
+        )
+        if not act and not out.decision.empty:
+            log.info(
+                "advise mode: the power policy would switch off %s, on %s (%s)",
+                ",".join(out.decision.off) or "-", ",".join(out.decision.on) or "-",
+                out.decision.reason,
+            )  # fmt: skip
+        for _, on in out.done:
+            self.counters.action("power_on" if on else "power_off", "done")
+        for _, on, _ in out.failed:
+            self.counters.action("power_on" if on else "power_off", "failed")
+            self.counters.error("power")
 
     def _enforce(
         self, snap: Snapshot, plan: Plan, cycle_id: int, keep_back: Set[str] = frozenset()

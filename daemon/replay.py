@@ -13,10 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from wattsched.connectors.base import ConnectorError
 from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.acting import MemoryJournal
-from wattsched.daemon.controller import CycleResult, run_cycle
+from wattsched.daemon.acting import MemoryJournal, apply_power_policy
+from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.job_records import StartRecord
 from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler.dispatcher import Dispatcher
@@ -72,7 +71,8 @@ def replay(
         if keep_stats:
             result.solver_stats.append(cycle.plan.stats)
         if power_policy is not None:
-            result.power_errors += apply_power_policy(cluster, power_policy, cycle)
+            power = apply_power_policy(cluster, journal, power_policy, cycle.snapshot, cycle.plan)
+            result.power_errors += len(power.failed)
         if progress is not None and result.cycles % 64 == 0:
             progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
         if max_cycles is not None and result.cycles >= max_cycles:
@@ -83,23 +83,3 @@ def replay(
         progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
     result.wall_seconds = time.perf_counter() - wall0
     return result
-
-
-def apply_power_policy(cluster: SimulatedCluster, policy: PowerPolicy, cycle: CycleResult) -> int:
-    """Carry out ``policy``'s decision for this cycle; returns how many commands failed.
-
-    Offs go first (they free cap room for boots). A refused command is logged and the rest go
-    on. The decision's ``recheck_at`` becomes a wake-up of the cluster's clock.
-    """
-    decision = policy.decide(cycle.snapshot, cycle.plan)
-    failed = 0
-    for names, on in ((decision.off, False), (decision.on, True)):
-        for name in names:
-            try:
-                cluster.power(name, on)
-            except ConnectorError as exc:
-                log.warning("power %s of node %s failed: %s", "on" if on else "off", name, exc)
-                failed += 1
-    if decision.recheck_at is not None:
-        cluster.wake_at(decision.recheck_at)
-    return failed

@@ -37,15 +37,9 @@ class PowerPolicyName(enum.StrEnum):
 
 def make_power_policy(name: PowerPolicyName, idle_s: int) -> PowerPolicy | None:
     """The policy named ``name`` with its defaults (``idle_s`` for the idle timeout)."""
-    if name is PowerPolicyName.IDLE:
-        from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
+    from wattsched.powerctl.registry import make_power_policy as make
 
-        return IdleTimeoutPolicy(idle_s=idle_s)
-    if name is PowerPolicyName.HGFS:
-        from wattsched.powerctl.hgfs import HGFSPolicy
-
-        return HGFSPolicy()
-    return None
+    return make(name.value, idle_s)
 
 
 TraceOpt = Annotated[Path, typer.Option(exists=True, dir_okay=False, help="Workload file.")]

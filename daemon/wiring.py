@@ -14,6 +14,7 @@ from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
 from wattsched.daemon.store import Store
 from wattsched.daemon.store_schema import check_schema, make_engine
+from wattsched.powerctl.registry import make_power_policy
 from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.model import PowerCap
 
@@ -124,6 +125,7 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         cycle_seconds=settings.cycle_seconds,
         max_start_attempts=settings.max_start_attempts,
         requeue=settings.requeue,
+        power_policy=make_power_policy(settings.power.policy, settings.power.idle_s),
         before_cycle=before,
         clock=clock,
     )

@@ -56,3 +56,31 @@ def test_a_replay_journals_every_start_and_never_starts_twice() -> None:
     assert not again.started and sorted(again.refused_twice) == sorted(
         a.job_id for a in first.started
     )
+
+
+def test_the_daemon_and_a_replay_switch_the_same_nodes(sqlite_engine: Engine) -> None:
+    from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
+
+    nodes, jobs = eurora_like_nodes(8), eurora_like_jobs(40, seed=9)
+    cap = PowerCap.constant(1500.0)
+    sim = SimulatedCluster(nodes, jobs, cap)
+    replay(sim, registry.create("prb"), power_policy=IdleTimeoutPolicy(idle_s=300))
+    assert sim.power_commands > 0  # the policy did switch nodes
+
+    cluster = SimulatedCluster(nodes, jobs, cap)
+    svc = Service(
+        cluster, registry.create("prb"), Store(sqlite_engine), mode="enforce", cap=cap,
+        power_policy=IdleTimeoutPolicy(idle_s=300),
+    )  # fmt: skip
+    while True:
+        assert svc.run_now().ok
+        if not cluster.advance():
+            break
+    assert cluster.power_commands == sim.power_commands
+    assert {j: (r.start, r.nodes) for j, r in cluster.records.items()} == {
+        j: (r.start, r.nodes) for j, r in sim.records.items()
+    }
+    with svc.store.sessions() as s:
+        power = s.scalars(select(ActionRow).where(ActionRow.kind.in_(["power_on", "power_off"])))
+        rows = list(power)
+    assert len(rows) == sim.power_commands and all(a.state == "done" for a in rows)
