@@ -38,6 +38,7 @@ from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
 from wattsched.daemon.journal import RECONCILED
 from wattsched.daemon.outside_starts import gated_now, record_outside_starts
+from wattsched.daemon.readiness import readiness_problem
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import CycleRecord, Store
 from wattsched.powerctl.policy import PowerPolicy
@@ -392,18 +393,5 @@ class Service:
             self.connector.close()
 
     def readiness(self, stale_periods: float = 3.0, max_failures: int = 3) -> str:
-        """Why the daemon is not ready ("" when it is): no successful cycle within
-        ``stale_periods`` periods (on the monotonic clock), ``max_failures`` cycles failed in
-        a row (the RMS or the database), or the store's file replaced or deleted."""
-        problem = self.store.file_problem()
-        if problem:
-            return problem
-        if self.failures_in_row >= max_failures:
-            error = self.last.error if self.last else ""
-            return f"the last {self.failures_in_row} cycles failed: {error}"
-        if self.last_ok_mono is None:
-            return "no successful cycle yet"
-        age = self.monotonic() - self.last_ok_mono
-        if age > stale_periods * self.cycle_seconds:
-            return f"the last successful cycle is {age:.0f} s old"
-        return ""
+        """Why the daemon is not ready ("" when it is): see :func:`readiness_problem`."""
+        return readiness_problem(self, stale_periods, max_failures)
