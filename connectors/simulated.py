@@ -33,14 +33,7 @@ from wattsched.connectors.simulated_books import (
     check_start,
     seconds_above,
 )
-from wattsched.scheduler.model import (
-    Job,
-    Node,
-    PowerCap,
-    PowerState,
-    RunningJob,
-    Snapshot,
-)
+from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
 
 _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
