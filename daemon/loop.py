@@ -94,12 +94,15 @@ class Service:
         self.timer = timer
         self.counters = Counters()
         self.last: CycleSummary | None = None
-        self._lock = threading.Lock()
+        self.cycle_lock = threading.Lock()
+        """Held while a cycle runs: a manual command takes it, not to act beside a cycle."""
         # Our last successful start of each job (never two starts of one incarnation).
         self._starts: dict[str, StartRecord] = store.start_records()
         self._requeues: set[tuple[str, int]] = store.requeues_seen()
         self._gave_up: set[str] = set()
         self._gated: set[str] = set()
+        self.last_plan: Plan | None = None
+        """The plan of the last successful cycle (the safety rules of a manual command)."""
         """Jobs seen waiting behind the gate at the last cycle (outside starts)."""
         self._prev_power: tuple[int, float] | None = None
         self._reconciled = False
@@ -202,11 +205,11 @@ class Service:
 
     def run_now(self) -> CycleSummary:
         """Run one cycle now (waits for a running one to finish first)."""
-        with self._lock:
+        with self.cycle_lock:
             return self._cycle()
 
     def _scheduled(self) -> None:
-        if not self._lock.acquire(blocking=False):
+        if not self.cycle_lock.acquire(blocking=False):
             return  # a cycle asked over the API is running; this one is coalesced into it
         try:
             self._cycle()
@@ -214,7 +217,7 @@ class Service:
             log.exception("cycle failed")
             self.counters.error("cycle")
         finally:
-            self._lock.release()
+            self.cycle_lock.release()
 
     def _cycle(self) -> CycleSummary:
         wall0 = self.clock()
@@ -241,6 +244,7 @@ class Service:
             log.exception("planning failed")
             return self._failed(wall0, t0, mode, "plan", exc)
         snap, plan = result.snapshot, result.plan
+        self.last_plan = plan
         power_w, nodes_on = estimate_power(snap)
         if self._prev_power is not None and snap.time > self._prev_power[0]:
             self.counters.add_energy(self._prev_power[1] * (snap.time - self._prev_power[0]))
@@ -389,7 +393,7 @@ class Service:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        with self._lock:
+        with self.cycle_lock:
             self.connector.close()
 
     def readiness(self, stale_periods: float = 3.0, max_failures: int = 3) -> str:

@@ -244,3 +244,19 @@ class CycleOut(BaseModel):
     time: int | None
     planned: int
     started: int
+
+
+class NodePowerIn(BaseModel):
+    """A power command for one node."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    on: bool = Field(strict=True, description="true: power on; false: power off")
+
+
+class NodePowerOut(BaseModel):
+    """A power command carried out (its action id in ``/actions``)."""
+
+    node: str
+    on: bool
+    action_id: int

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Response, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
 from pydantic import TypeAdapter
 from sqlalchemy import select
 
-from wattsched.daemon.api.deps import SessionDep
-from wattsched.daemon.api.schemas import ErrorOut, NodeDetail, NodeOut, NodeStateOut, short
+from wattsched.connectors.base import ConnectorError
+from wattsched.daemon.api.deps import Authorized, ServiceDep, SessionDep
+from wattsched.daemon.api.schemas import (
+    ErrorOut,
+    NodeDetail,
+    NodeOut,
+    NodePowerIn,
+    NodePowerOut,
+    NodeStateOut,
+    short,
+)
+from wattsched.daemon.node_power import NodePowerRefused, UnknownNode, power_node
 from wattsched.daemon.store_models import NodeRow, NodeStateRow
 
 router = APIRouter(tags=["nodes"])
@@ -45,3 +55,35 @@ def get_node(name: str, session: SessionDep) -> NodeDetail:
         **NodeOut.model_validate(row).model_dump(),
         history=[NodeStateOut.model_validate(h) for h in hist],
     )
+
+
+@router.post(
+    "/nodes/{name}/power",
+    response_model=NodePowerOut,
+    dependencies=[Authorized],
+    responses={
+        401: {"model": ErrorOut, "description": "no bearer token"},
+        403: {"model": ErrorOut, "description": "wrong token, or mutations disabled"},
+        404: {"model": ErrorOut, "description": "no such node"},
+        409: {"model": ErrorOut, "description": "a safety rule forbids it now (named)"},
+        413: {"model": ErrorOut, "description": "body too large"},
+        502: {"model": ErrorOut, "description": "the RMS refused or failed the command"},
+    },
+)
+def post_node_power(
+    name: str, body: NodePowerIn, service: ServiceDep, request: Request
+) -> NodePowerOut:
+    """Switch one node on or off now (token), under the power policy's safety rules:
+    409 naming the rule that forbids it (runs or is planned to run a job, drained or
+    reserved, in back-off after a failed command, not off). Journaled in ``/actions``."""
+    path = request.app.state.tokens.path
+    by = f"token {path.name}" if path is not None else "token"
+    try:
+        res = power_node(service, name, body.on, by)
+    except UnknownNode as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, short(str(exc))) from None
+    except NodePowerRefused as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    except ConnectorError as exc:
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, f"{type(exc).__name__}: {exc}") from None
+    return NodePowerOut(node=res.node, on=res.on, action_id=res.action_id)
