@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
     app.command("status")(status)
     app.command("plan")(plan)
     app.command("mode")(mode)
+    app.command("power")(power)
     app.add_typer(cap_app, name="cap")
 
 
@@ -230,3 +231,42 @@ def cap_clear(
     target = _target(config, url, token_file)
     out = _call(target, "PUT", "/config/power-cap", timeout, {"watts": None}, auth=True)
     typer.echo(json.dumps(out))
+
+
+class OnOff(enum.StrEnum):
+    """A node power command."""
+
+    ON = "on"
+    OFF = "off"
+
+
+def power(
+    nodes: Annotated[str, typer.Argument(help="Nodes, as a node set: n[1-4],n7.")],
+    state: Annotated[OnOff, typer.Argument(help="on or off.")],
+    config: ConfigOpt = None,
+    url: UrlOpt = None,
+    token_file: TokenOpt = None,
+    timeout: TimeoutOpt = 30.0,
+) -> None:
+    """Switch nodes on or off through a running daemon, under its safety rules (needs the
+    token); a node a rule protects is reported and the others go on (exit 1 if any failed)."""
+    from wattsched.daemon.cli_common import parse_nodes
+
+    try:
+        names = list(dict.fromkeys(parse_nodes(nodes)))
+    except CliError as exc:
+        raise fail(str(exc)) from None
+    target = _target(config, url, token_file)
+    failed = 0
+    for name in names:
+        try:
+            out = _call(
+                target, "POST", f"/nodes/{name}/power", timeout, {"on": state is OnOff.ON},
+                auth=True,
+            )  # fmt: skip
+        except typer.Exit:
+            failed += 1
+            continue
+        typer.echo(json.dumps(out))
+    if failed:
+        raise typer.Exit(1)

@@ -41,6 +41,15 @@ def test_status_plan_cap_and_mode_from_the_config(tmp_path: Path) -> None:
         assert r.returncode == 0 and "entries" in json.loads(r.stdout)
         r = run_cli("plan", "-c", str(cfg))
         assert r.returncode == 0 and "plan of cycle" in r.stdout
+        # Node power through the daemon: a node it does not know is a 404; a real one is
+        # switched or refused by a named safety rule (409), the command goes on.
+        r = run_cli("power", "nope[1-2]", "off", "-c", str(cfg))
+        assert r.returncode == 1 and r.stderr.count("404") == 2
+        node = d.get("/nodes").json()[0]["name"]
+        r = run_cli("power", node, "off", "-c", str(cfg))
+        assert (r.returncode == 0 and '"on": false' in r.stdout) or (
+            r.returncode == 1 and "409" in r.stderr
+        ), (r.stdout, r.stderr)
         # Without a token (an explicit URL, no config found): refused before any request.
         r = run_cli_env({"WATTSCHED_CONFIG": ""}, "mode", "enforce", "--url", d.url)
         assert r.returncode == 2 and "no token" in r.stderr
