@@ -15,6 +15,15 @@ CYCLE_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0,
 """Upper bounds (seconds) of the cycle-duration histogram."""
 
 
+def saved_power(snap: Snapshot) -> float:
+    """Watts not drawn now by nodes switched off, against every node on and idle."""
+    return sum(
+        n.power.idle_w - n.power.state_watts(n.state)
+        for n in snap.nodes
+        if n.state is PowerState.OFF
+    )
+
+
 def estimate_power(snap: Snapshot) -> tuple[float, int]:
     """The IT power of the snapshot from the node power models, and the number of nodes on."""
     nodes = {n.name: n for n in snap.nodes}
@@ -68,6 +77,9 @@ class Counters:
         self.actions: Counter[tuple[str, str]] = Counter()
         self.errors: Counter[str] = Counter()
         self.energy_j = 0.0
+        self.saved_j = 0.0
+        self._prev: tuple[int, float, float] | None = None
+        """(cluster time, IT watts, watts saved) at the last :meth:`integrate`."""
         self.cycle_buckets = [0] * len(CYCLE_BUCKETS)
         self.cycle_count = 0
         self.cycle_sum = 0.0
@@ -92,10 +104,15 @@ class Counters:
                 if seconds <= bound:
                     self.cycle_buckets[i] += 1
 
-    def add_energy(self, joules: float) -> None:
-        """Add to the energy counter."""
+    def integrate(self, t: int, watts: float, saved_w: float) -> None:
+        """Add the energy drawn (and saved by switched-off nodes) since the last call, at the
+        power levels of the last call (the cluster clock; a clock that goes back is ignored)."""
         with self._lock:
-            self.energy_j += joules
+            if self._prev is not None and t > self._prev[0]:
+                dt = t - self._prev[0]
+                self.energy_j += self._prev[1] * dt
+                self.saved_j += self._prev[2] * dt
+            self._prev = (t, watts, saved_w)
 
     def copy(self) -> dict[str, Any]:
         """A consistent copy of every counter."""
@@ -104,6 +121,7 @@ class Counters:
                 "actions": dict(self.actions),
                 "errors": dict(self.errors),
                 "energy_j": self.energy_j,
+                "saved_j": self.saved_j,
                 "cycle_buckets": list(self.cycle_buckets),
                 "cycle_count": self.cycle_count,
                 "cycle_sum": self.cycle_sum,

@@ -33,6 +33,7 @@ from wattsched.daemon.cycle_state import (
     CycleSummary,
     estimate_power,
     planned_mean_wait,
+    saved_power,
 )
 from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
@@ -104,7 +105,6 @@ class Service:
         self.last_plan: Plan | None = None
         """The plan of the last successful cycle (the safety rules of a manual command)."""
         """Jobs seen waiting behind the gate at the last cycle (outside starts)."""
-        self._prev_power: tuple[int, float] | None = None
         self._reconciled = False
         self._timer: CycleTimer | None = None
         self.monotonic: Clock = time.monotonic
@@ -246,9 +246,7 @@ class Service:
         snap, plan = result.snapshot, result.plan
         self.last_plan = plan
         power_w, nodes_on = estimate_power(snap)
-        if self._prev_power is not None and snap.time > self._prev_power[0]:
-            self.counters.add_energy(self._prev_power[1] * (snap.time - self._prev_power[0]))
-        self._prev_power = (snap.time, power_w)
+        self.counters.integrate(snap.time, power_w, saved_power(snap))
         wait = planned_mean_wait(snap, plan)
         try:
             cycle_id = self.store.record_cycle(

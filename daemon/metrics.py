@@ -143,6 +143,12 @@ class ServiceCollector(Collector):
         )
         energy.add_metric([], counters["energy_j"])
         yield energy
+        saved = CounterMetricFamily(
+            "wattsched_energy_saved_joules",
+            "energy not drawn by switched-off nodes (against on and idle), over the cluster clock",
+        )
+        saved.add_metric([], counters["saved_j"])
+        yield saved
 
 
 def make_registry(service: Service) -> CollectorRegistry:

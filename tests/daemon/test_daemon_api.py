@@ -115,6 +115,7 @@ def test_metrics(client: TestClient) -> None:
         "wattsched_cycle_duration_seconds_count 4.0",
         'wattsched_actions_total{kind="start",result="done"}',
         "wattsched_energy_joules_total",
+        "wattsched_energy_saved_joules_total 0.0",  # no node switched off here
         'wattsched_solver_status{status="heuristic"} 1.0',
         "wattsched_build_info{version=",
     ):

@@ -84,3 +84,5 @@ def test_the_daemon_and_a_replay_switch_the_same_nodes(sqlite_engine: Engine) ->
         power = s.scalars(select(ActionRow).where(ActionRow.kind.in_(["power_on", "power_off"])))
         rows = list(power)
     assert len(rows) == sim.power_commands and all(a.state == "done" for a in rows)
+    # The nodes it switched off saved energy: idle draw minus off draw, over the clock.
+    assert svc.counters.copy()["saved_j"] > 0
