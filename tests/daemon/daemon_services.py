@@ -142,8 +142,11 @@ def _wait_gone(pid: int, timeout: float) -> None:
 
 
 @contextlib.contextmanager
-def prometheus_server(target: str, scrape_interval_s: int = 1) -> Iterator[str]:
-    """A Prometheus scraping ``target`` (host:port) every second; yields its base URL."""
+def prometheus_server(
+    target: str, scrape_interval_s: int = 1, rules: Path | None = None
+) -> Iterator[str]:
+    """A Prometheus scraping ``target`` (host:port) every second, evaluating ``rules`` (an
+    alert rules file) if given; yields its base URL."""
     exe = shutil.which("prometheus")
     if exe is None:
         raise ServiceUnavailable("Prometheus is not installed (Debian package prometheus)")
@@ -153,7 +156,8 @@ def prometheus_server(target: str, scrape_interval_s: int = 1) -> Iterator[str]:
         "global:\n"
         f"  scrape_interval: {scrape_interval_s}s\n"
         f"  evaluation_interval: {scrape_interval_s}s\n"
-        "scrape_configs:\n"
+        + (f"rule_files: ['{rules}']\n" if rules is not None else "")
+        + "scrape_configs:\n"
         "  - job_name: wattsched\n"
         f"    static_configs: [{{targets: ['{target}']}}]\n"
     )
