@@ -23,6 +23,11 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from wattsched.connectors.config import (
+    ConnectorConfig,
+    ConnectorConfigError,
+    parse_connector_config,
+)
 from wattsched.daemon.limits import CycleSeconds, PowerWatts
 
 Mode = Literal["advise", "enforce"]
@@ -120,6 +125,26 @@ class ConnectorSettings(BaseModel):
             if self.trace_file is None:
                 raise ValueError("simulated connector needs trace_file")
         return self
+
+    @model_validator(mode="after")
+    def _rms_keys_valid(self) -> ConnectorSettings:
+        """The whole table is checked here, once, when the configuration is read: a key
+        neither this model nor the connectors know is refused (a typo would otherwise be
+        ignored), and the connectors' own keys are validated by their model."""
+        known = set(ConnectorConfig.model_fields) | set(ConnectorSettings.model_fields)
+        unknown = sorted(set(self.model_extra or {}) - known)
+        if unknown:
+            raise ValueError(f"unknown key(s) {', '.join(unknown)} in [connector]")
+        if self.kind != "simulated":
+            try:
+                parse_connector_config(self.params, "[connector]")
+            except ConnectorConfigError as exc:  # it names each key and value
+                raise ValueError(str(exc)) from None
+        return self
+
+    def rms_config(self) -> ConnectorConfig:
+        """The connectors' validated model of this table (a real RMS)."""
+        return parse_connector_config(self.params, "[connector]")
 
 
 class Settings(BaseSettings):

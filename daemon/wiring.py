@@ -114,7 +114,7 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
     else:
         from wattsched.connectors import config as connector_config  # the connectors issue
 
-        connector = connector_config.build_connector(settings.connector.params)
+        connector = connector_config.build_connector(settings.connector.rms_config())
         origin = int(clock())
     service = Service(
         connector,

@@ -111,3 +111,26 @@ def test_shipped_configs_load() -> None:
 
     cfg = parse_connector_config(prod.connector.params)
     assert cfg.kind == "slurm" and cfg.runner.kind == "ssh"
+
+
+@pytest.mark.parametrize(
+    ("table", "needle"),
+    [
+        ('kind = "slurm"\npartitons = ["batch"]\n', "partitons"),
+        ('kind = "slurm"\ntimeout_s = -1\n', "timeout_s=-1"),
+        ('kind = "pbs"\n[connector.runner]\nkind = "ssh"\nhost = "h"\n', "ssh runner needs"),
+        ('kind = "sge"\n[connector.node_power]\nidle_ww = 3\n', "idle_ww"),
+    ],
+)
+def test_connector_table_validated_when_the_config_is_read(
+    tmp_path: Path, table: str, needle: str
+) -> None:
+    """A bad [connector] key is refused at load, with the key, not at the first RMS call."""
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, "[connector]\n" + table))
+    assert needle in str(err.value)
+
+
+def test_the_daemon_builds_its_connector_from_the_validated_table(tmp_path: Path) -> None:
+    s = load_config(write(tmp_path, '[connector]\nkind = "slurm"\npartitions = ["gpu"]\n'))
+    assert s.connector.rms_config().partitions == ["gpu"]

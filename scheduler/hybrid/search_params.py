@@ -1,0 +1,88 @@
+"""Parameters and outcome of the hybrid's search (:func:`.search.hybrid_search`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wattsched.scheduler.hybrid.cpmodel import Cut
+from wattsched.scheduler.hybrid.mapping import MappedSchedule
+from wattsched.scheduler.model import SolverStats
+
+
+class SearchParamError(ValueError):
+    """A search parameter is out of range; the message names it and its value."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeoutPolicy:
+    """Per-solve time limit: ``initial_s``, multiplied by ``factor`` after a solve that found
+    nothing, up to ``max_s`` (the paper: 5 s doubling to 60 s)."""
+
+    initial_s: float = 5.0
+    factor: float = 2.0
+    max_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not self.initial_s > 0:
+            raise SearchParamError(f"TimeoutPolicy: initial_s={self.initial_s!r} must be > 0")
+        if not self.factor >= 1:
+            raise SearchParamError(f"TimeoutPolicy: factor={self.factor!r} must be >= 1")
+        if not self.max_s >= self.initial_s:
+            raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """Knobs of :func:`hybrid_search` (see the module docstring)."""
+
+    feedback: bool = True
+    iterations: int = 5
+    """CP solves with feedback (1 without)."""
+    time_limit_s: float | None = None
+    """Limit of one CP solve; None: the timeout policy's initial limit."""
+    budget_s: float | None = None
+    """Wall-clock budget of the whole search (PRB included); None: unbounded."""
+    workers: int = 2
+    grain_s: int | None = None
+    """Time grain of the CP model; None: the horizon cut into about ``target_slots`` grains."""
+    target_slots: int = 400
+    horizon_slack: float = 0.1
+    """The CP horizon is the incumbent's makespan plus this fraction."""
+    retry_on_timeout: bool = True
+    """Double the limit of a solve that found nothing (offline policy)."""
+    timeout_policy: TimeoutPolicy = field(default_factory=TimeoutPolicy)
+    orderings: bool = True
+    """Also list-schedule under other priority orderings (cheap, real candidates)."""
+    lns: bool = True
+    """Spend what is left of the budget on large-neighbourhood moves (see :func:`_lns`)."""
+    lns_window: int = 24
+    """Jobs freed by one move (consecutive in the incumbent's start order)."""
+    lns_time_s: float = 0.2
+    """Limit of one move's solve."""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise SearchParamError(f"SearchParams: iterations={self.iterations!r} must be >= 1")
+        if self.workers < 1:
+            raise SearchParamError(f"SearchParams: workers={self.workers!r} must be >= 1")
+        if self.grain_s is not None and self.grain_s < 1:
+            raise SearchParamError(f"SearchParams: grain_s={self.grain_s!r} must be >= 1")
+        if self.time_limit_s is not None and not self.time_limit_s > 0:
+            raise SearchParamError(f"SearchParams: time_limit_s={self.time_limit_s!r} must be > 0")
+        if self.budget_s is not None and not self.budget_s > 0:
+            raise SearchParamError(f"SearchParams: budget_s={self.budget_s!r} must be > 0")
+        if self.target_slots < 10:
+            raise SearchParamError(f"SearchParams: target_slots={self.target_slots!r} >= 10")
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    """The best real schedule, the PRB one, and the solver statistics."""
+
+    best: MappedSchedule
+    prb: MappedSchedule
+    stats: SolverStats
+    history: list[tuple[str, float]] = field(default_factory=list)
+    """``(source, real objective)`` of every mapped schedule, in order."""
+    cuts: list[Cut] = field(default_factory=list)
