@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from harnesses import Harness, SGEHarness, SimulatedHarness, SlurmHarness
+from harnesses import Harness, PBSHarness, SGEHarness, SimulatedHarness, SlurmHarness
 from sge_cluster import SGECluster, start_sge
 from slurm_cluster import SlurmCluster, missing_binaries, start_cluster
 from sshd_server import SSHServer, start_sshd
@@ -68,12 +68,15 @@ def slurm(slurm_cluster: SlurmCluster) -> Iterator[SlurmHarness]:
         pytest.param("slurm", marks=pytest.mark.slurm),
         pytest.param("sge", marks=pytest.mark.sge),
         pytest.param("simulated"),
+        pytest.param("pbs"),
     ]
 )
 def backend(request: pytest.FixtureRequest) -> Harness:
     """Every backend of the contract suite."""
     if request.param in ("slurm", "sge"):
         return request.getfixturevalue(request.param)
+    if request.param == "pbs":
+        return PBSHarness()
     return SimulatedHarness()
 
 

@@ -8,10 +8,12 @@ import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from pbs_emulator import EmulatedPBS
 from sge_cluster import SGECluster
 from slurm_cluster import SlurmCluster
 
 from wattsched.connectors.base import Connector
+from wattsched.connectors.pbs import PBSConnector
 from wattsched.connectors.rms_options import RMSOptions
 from wattsched.connectors.runner import LocalRunner
 from wattsched.connectors.sge import SGEConnector
@@ -210,3 +212,26 @@ class SGEHarness(Harness):
 
     def cleanup(self) -> None:
         self.cluster.delete_all_jobs()
+
+
+@dataclass
+class PBSHarness(Harness):
+    """PBS on its recorded JSON formats (:mod:`pbs_emulator`: no PBS server runs here)."""
+
+    name = "pbs"
+    rms_starts_released = False
+    """Scheduling is off on a wattsched PBS server: a released job waits for ``qrun``."""
+    server: EmulatedPBS = field(default_factory=EmulatedPBS)
+    connector: PBSConnector = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.connector = PBSConnector(self.server, RMSOptions(default_walltime_s=3600))
+
+    def submit(self, units: int, seconds: int = 60, *, user_hold: bool = False) -> str:
+        return self.server.submit(units, seconds, hold="u" if user_hold else "o")
+
+    def ran_on(self, job_id: str, timeout: float = 20.0) -> tuple[str, ...] | None:
+        return self.server.exec_hosts(job_id)
+
+    def node_power(self, node: str) -> PowerState:
+        return PowerState.ON
