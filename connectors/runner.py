@@ -103,9 +103,14 @@ class LocalRunner:
         self.cwd = cwd
 
     def run(
-        self, argv: Sequence[str], *, timeout: float | None = None, check: bool = True
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float | None = None,
+        check: bool = True,
+        stdin: bytes | None = None,
     ) -> CommandResult:
-        """Run ``argv`` locally; see :class:`CommandRunner`."""
+        """Run ``argv`` locally; see :class:`CommandRunner` (``stdin``: bytes fed to it)."""
         args = _check_argv(argv)
         limit = self.timeout if timeout is None else timeout
         t0 = time.perf_counter()
@@ -114,7 +119,7 @@ class LocalRunner:
                 args,
                 env=self.env,
                 cwd=self.cwd,
-                stdin=subprocess.DEVNULL,
+                input=stdin if stdin is not None else b"",
                 capture_output=True,
                 timeout=limit,
                 check=False,
@@ -220,9 +225,19 @@ class SSHRunner:
         return shlex.join([*prefix, *args])
 
     def run(
-        self, argv: Sequence[str], *, timeout: float | None = None, check: bool = True
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float | None = None,
+        check: bool = True,
+        stdin: bytes | None = None,
     ) -> CommandResult:
-        """Run ``argv`` on the remote host; see :class:`CommandRunner`."""
+        """Run ``argv`` on the remote host; see :class:`CommandRunner`.
+
+        ``stdin``: bytes sent to the command's input, then end of file (a secret goes
+        there, never in the command line). Commands from several threads run side by side,
+        each on its own channel of the one connection.
+        """
         args = _check_argv(argv)
         limit = self.timeout if timeout is None else timeout
         line = self.remote_command(args)
@@ -233,39 +248,42 @@ class SSHRunner:
             transport = client.get_transport()
             if transport is None:  # pragma: no cover - _connect guarantees one
                 raise RunnerConnectError(self.host, self.port, "no transport")
-            try:
-                chan = transport.open_session(timeout=limit)
-                chan.settimeout(0.1)
-                chan.exec_command(line)
-            except (paramiko.SSHException, OSError) as exc:
-                raise RunnerConnectError(self.host, self.port, str(exc)) from None
-            out, err = bytearray(), bytearray()
-            try:
-                while True:
-                    got = False
-                    while chan.recv_ready():
-                        out += chan.recv(65536)
-                        got = True
-                    while chan.recv_stderr_ready():
-                        err += chan.recv_stderr(65536)
-                        got = True
-                    # Done when the remote side closed its output (EOF) and exited, and
-                    # every byte it sent has been read: the exit status alone can come while
-                    # output is still in flight (seen: a 4 kB cut of `sinfo --json`).
-                    if (
-                        chan.exit_status_ready()
-                        and chan.eof_received
-                        and not chan.recv_ready()
-                        and not chan.recv_stderr_ready()
-                    ):
-                        break
-                    if time.monotonic() > deadline:
-                        raise RMSTimeout(args, limit)
-                    if not got:
-                        time.sleep(0.005)
-                code = chan.recv_exit_status()
-            finally:
-                chan.close()
+        try:
+            chan = transport.open_session(timeout=limit)
+            chan.settimeout(0.1)
+            chan.exec_command(line)
+            if stdin:
+                chan.sendall(stdin)
+            chan.shutdown_write()
+        except (paramiko.SSHException, OSError) as exc:
+            raise RunnerConnectError(self.host, self.port, str(exc)) from None
+        out, err = bytearray(), bytearray()
+        try:
+            while True:
+                got = False
+                while chan.recv_ready():
+                    out += chan.recv(65536)
+                    got = True
+                while chan.recv_stderr_ready():
+                    err += chan.recv_stderr(65536)
+                    got = True
+                # Done when the remote side closed its output (EOF) and exited, and
+                # every byte it sent has been read: the exit status alone can come while
+                # output is still in flight (seen: a 4 kB cut of `sinfo --json`).
+                if (
+                    chan.exit_status_ready()
+                    and chan.eof_received
+                    and not chan.recv_ready()
+                    and not chan.recv_stderr_ready()
+                ):
+                    break
+                if time.monotonic() > deadline:
+                    raise RMSTimeout(args, limit)
+                if not got:
+                    time.sleep(0.005)
+            code = chan.recv_exit_status()
+        finally:
+            chan.close()
         result = CommandResult(
             args,
             code,

@@ -1,5 +1,5 @@
-"""How the control cycle acts, the same in the daemon and in replays: job starts and the
-node power policy's commands.
+"""How the control cycle starts jobs, the same in the daemon and in replays (the node power
+commands: :mod:`wattsched.daemon.power_cycle`).
 
 :func:`start_planned` carries out a plan's starts of this instant with the safety rules of
 DESIGN.md: only jobs the RMS reports pending and that nobody holds, never two starts of one
@@ -21,7 +21,6 @@ from typing import Protocol
 
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.job_records import StartRecord
-from wattsched.powerctl.policy import PowerDecision, PowerPolicy
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot
 
 log = logging.getLogger(__name__)
@@ -186,61 +185,4 @@ def start_planned(
                 out.started.append(a)
         finally:
             journal.finish_actions(outcomes)
-    return out
-
-
-@dataclass
-class PowerOutcome:
-    """What :func:`apply_power_policy` decided and did this cycle."""
-
-    decision: PowerDecision
-    done: list[tuple[str, bool]] = field(default_factory=list)
-    """``(node, on)`` commands carried out."""
-    failed: list[tuple[str, bool, ConnectorError]] = field(default_factory=list)
-
-
-def apply_power_policy(
-    connector: Connector,
-    journal: StartJournal,
-    policy: PowerPolicy,
-    snap: Snapshot,
-    plan: Plan,
-    *,
-    act: bool = True,
-    cycle_id: int | None = None,
-) -> PowerOutcome:
-    """The node power policy's decision for this cycle, carried out when ``act``.
-
-    Offs go first (they free cap room for boots). Each command is journaled before
-    (``pending``) and after (``done``/``failed``), as starts are; a refused one is logged and
-    the rest go on. With ``act=False`` (advise mode) the decision is only returned. The
-    decision's ``recheck_at`` becomes a wake-up of a clock that moves from event to event (the
-    simulated cluster's ``wake_at``); a real RMS is asked again at the next period anyway.
-    """
-    decision = policy.decide(snap, plan)
-    out = PowerOutcome(decision)
-    if act and not decision.empty:
-        cmds = [(n, False) for n in decision.off] + [(n, True) for n in decision.on]
-        ids = journal.begin_actions(
-            [("power_on" if on else "power_off", None, (n,)) for n, on in cmds],
-            time_=snap.time,
-            cycle_id=cycle_id,
-        )
-        outcomes: list[Outcome] = []
-        try:
-            for action_id, (name, on) in zip(ids, cmds, strict=True):
-                try:
-                    connector.power(name, on)
-                except ConnectorError as exc:
-                    log.warning("power %s of node %s failed: %s", "on" if on else "off", name, exc)
-                    outcomes.append((action_id, "failed", None, f"{type(exc).__name__}: {exc}"))
-                    out.failed.append((name, on, exc))
-                    continue
-                outcomes.append((action_id, "done", decision.reason or "policy", None))
-                out.done.append((name, on))
-        finally:
-            journal.finish_actions(outcomes)
-    wake = getattr(connector, "wake_at", None)
-    if decision.recheck_at is not None and wake is not None:
-        wake(decision.recheck_at)
     return out

@@ -47,15 +47,20 @@ def run_cycle(
     journal: StartJournal | None = None,
     starts: dict[str, StartRecord] | None = None,
     max_start_attempts: int = 3,
+    observe: Callable[[Snapshot], Snapshot] | None = None,
 ) -> CycleResult:
     """One control cycle. With ``act=False`` (advise mode) the plan is only returned.
 
     ``cap``: the power cap to plan under (the daemon decides it: an RMS knows none); None
     keeps the snapshot's (the simulated cluster's own cap, in replays). ``journal`` and
     ``starts`` (our last start of each job) persist across a replay's cycles (fresh ones
-    when not given). A failing start is logged and reported; the cycle goes on with the next.
+    when not given). ``observe`` lays what the cycle knows beyond the RMS over the snapshot
+    (the node power book: :meth:`~wattsched.daemon.power_cycle.PowerControl.observe`). A
+    failing start is logged and reported; the cycle goes on with the next.
     """
     snap = connector.snapshot()
+    if observe is not None:
+        snap = observe(snap)
     if cap is not None:
         snap = dataclasses.replace(snap, cap=cap)
     t0 = timer()

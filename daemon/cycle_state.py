@@ -14,6 +14,9 @@ from wattsched.scheduler.model import Plan, PowerState, Snapshot
 CYCLE_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 """Upper bounds (seconds) of the cycle-duration histogram."""
 
+SWITCH_BUCKETS: tuple[float, ...] = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+"""Upper bounds (seconds) of the power-command histogram (retries included)."""
+
 
 def saved_power(snap: Snapshot) -> float:
     """Watts not drawn now by nodes switched off, against every node on and idle."""
@@ -84,6 +87,10 @@ class Counters:
         self.cycle_count = 0
         self.cycle_sum = 0.0
         self.cycles_total = 0
+        self.power_commands: Counter[tuple[str, str, str]] = Counter()
+        self.switch_buckets = [0] * len(SWITCH_BUCKETS)
+        self.switch_count = 0
+        self.switch_sum = 0.0
 
     def action(self, kind: str, result: str) -> None:
         """Count an action outcome."""
@@ -103,6 +110,16 @@ class Counters:
             for i, bound in enumerate(CYCLE_BUCKETS):
                 if seconds <= bound:
                     self.cycle_buckets[i] += 1
+
+    def switched(self, driver: str, command: str, result: str, seconds: float) -> None:
+        """Count one power command (``driver``, ``on``/``off``, ``done``/``failed``)."""
+        with self._lock:
+            self.power_commands[(driver, command, result)] += 1
+            self.switch_count += 1
+            self.switch_sum += seconds
+            for i, bound in enumerate(SWITCH_BUCKETS):
+                if seconds <= bound:
+                    self.switch_buckets[i] += 1
 
     def integrate(self, t: int, watts: float, saved_w: float) -> None:
         """Add the energy drawn (and saved by switched-off nodes) since the last call, at the
@@ -125,4 +142,8 @@ class Counters:
                 "cycle_buckets": list(self.cycle_buckets),
                 "cycle_count": self.cycle_count,
                 "cycle_sum": self.cycle_sum,
+                "power_commands": dict(self.power_commands),
+                "switch_buckets": list(self.switch_buckets),
+                "switch_count": self.switch_count,
+                "switch_sum": self.switch_sum,
             }

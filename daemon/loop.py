@@ -26,7 +26,7 @@ from collections.abc import Callable, Set
 from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.connectors.base import Connector, ConnectorError
-from wattsched.daemon.acting import apply_power_policy, start_planned
+from wattsched.daemon.acting import start_planned
 from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.cycle_state import (
     Counters,
@@ -39,6 +39,7 @@ from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
 from wattsched.daemon.journal import RECONCILED
 from wattsched.daemon.outside_starts import gated_now, record_outside_starts
+from wattsched.daemon.power_cycle import PowerControl, apply_power_policy, count_power
 from wattsched.daemon.readiness import readiness_problem
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import CycleRecord, Store
@@ -70,6 +71,7 @@ class Service:
         max_start_attempts: int = 3,
         requeue: RequeuePolicy = "replan",
         power_policy: PowerPolicy | None = None,
+        power: PowerControl | None = None,
         before_cycle: Callable[[], None] | None = None,
         clock: Clock = time.time,
         timer: Clock = time.perf_counter,
@@ -89,7 +91,8 @@ class Service:
         self.cycle_seconds = cycle_seconds
         self.max_start_attempts = max_start_attempts
         self.requeue: RequeuePolicy = requeue
-        self.power_policy = power_policy
+        self.power = power or PowerControl.through_connector(connector, power_policy)
+        """The node power policy, driver and state book (the policy may be none)."""
         self.before_cycle = before_cycle
         self.clock = clock
         self.timer = timer
@@ -236,8 +239,9 @@ class Service:
             if self.before_cycle is not None:
                 self.before_cycle()
             result = run_cycle(
-                self.connector, self.dispatcher, act=False, timer=self.timer, cap=self.cap
-            )
+                self.connector, self.dispatcher, act=False, timer=self.timer, cap=self.cap,
+                observe=self.power.observe,
+            )  # fmt: skip
         except ConnectorError as exc:
             return self._failed(wall0, t0, mode, "rms", exc)
         except Exception as exc:
@@ -273,7 +277,7 @@ class Service:
                 self.counters.error("outside_start")
             self._gated = gated_now(snap)
             started = self._enforce(snap, plan, cycle_id, keep_back) if mode == "enforce" else 0
-            if self.power_policy is not None:
+            if self.power.policy is not None:
                 self._power(snap, plan, cycle_id, act=mode == "enforce")
             duration = self.timer() - t0
             self.store.set_cycle_duration(cycle_id, duration)
@@ -341,9 +345,8 @@ class Service:
         return summary
 
     def _power(self, snap: Snapshot, plan: Plan, cycle_id: int, *, act: bool) -> None:
-        assert self.power_policy is not None
         out = apply_power_policy(
-            self.connector, self.store, self.power_policy, snap, plan, act=act, cycle_id=cycle_id
+            self.power, self.connector, self.store, snap, plan, act=act, cycle_id=cycle_id
         )
         if not act and not out.decision.empty:
             log.info(
@@ -351,11 +354,7 @@ class Service:
                 ",".join(out.decision.off) or "-", ",".join(out.decision.on) or "-",
                 out.decision.reason,
             )  # fmt: skip
-        for _, on in out.done:
-            self.counters.action("power_on" if on else "power_off", "done")
-        for _, on, _ in out.failed:
-            self.counters.action("power_on" if on else "power_off", "failed")
-            self.counters.error("power")
+        count_power(self.counters, self.power, out.results, refused=len(out.refused))
 
     def _enforce(
         self, snap: Snapshot, plan: Plan, cycle_id: int, keep_back: Set[str] = frozenset()

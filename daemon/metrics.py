@@ -18,7 +18,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from wattsched.daemon.cycle_state import CYCLE_BUCKETS
+from wattsched.daemon.cycle_state import CYCLE_BUCKETS, SWITCH_BUCKETS
 from wattsched.daemon.loop import Service
 
 
@@ -149,6 +149,24 @@ class ServiceCollector(Collector):
         )
         saved.add_metric([], counters["saved_j"])
         yield saved
+        commands = CounterMetricFamily(
+            "wattsched_power_commands",
+            "node power commands by driver, command and result",
+            labels=["driver", "command", "result"],
+        )
+        for (driver, command, result), n in sorted(counters["power_commands"].items()):
+            commands.add_metric([driver, command, result], n)
+        yield commands
+        switching = HistogramMetricFamily(
+            "wattsched_power_switch_seconds", "duration of a node power command, retries included"
+        )
+        sbuckets = [
+            (f"{b:g}", float(c))
+            for b, c in zip(SWITCH_BUCKETS, counters["switch_buckets"], strict=True)
+        ]
+        sbuckets.append(("+Inf", float(counters["switch_count"])))
+        switching.add_metric([], sbuckets, sum_value=counters["switch_sum"])
+        yield switching
 
 
 def make_registry(service: Service) -> CollectorRegistry:

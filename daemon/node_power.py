@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wattsched.connectors.base import ConnectorError
+from wattsched.connectors.base import ConnectorError  # noqa: F401 - raised through
 from wattsched.connectors.rms_options import UnsupportedOperation
 from wattsched.daemon.loop import Service
-from wattsched.powerctl.policy import power_off_refusal
-from wattsched.scheduler.model import Plan, PowerState, Snapshot
+from wattsched.daemon.power_cycle import count_power, refusal, send
+from wattsched.scheduler.model import Plan, Snapshot
 
 
 class NodePowerRefused(Exception):
@@ -32,37 +32,26 @@ class NodePowerResult:
 
 
 def power_node(service: Service, name: str, on: bool, by: str) -> NodePowerResult:
-    """Switch ``name`` on or off for an operator (``by``), through the service's connector.
+    """Switch ``name`` on or off for an operator (``by``), through the service's power driver.
 
-    Runs under the service's cycle lock (never beside a cycle). Raises :class:`UnknownNode`,
-    :class:`NodePowerRefused` (a safety rule, or a connector that cannot switch power) or the
-    connector's :class:`ConnectorError` (journaled as failed).
+    Runs under the service's cycle lock (never beside a cycle). The same safety rules,
+    journal, switcher (retries) and state book as the policy's commands. Raises
+    :class:`UnknownNode`, :class:`NodePowerRefused` (a safety rule, or a driver that cannot
+    switch power) or the driver's :class:`ConnectorError` (journaled as failed).
     """
     with service.cycle_lock:
-        snap: Snapshot = service.connector.snapshot()
-        node = next((n for n in snap.nodes if n.name == name), None)
-        if node is None:
+        snap: Snapshot = service.power.observe(service.connector.snapshot())
+        if not any(n.name == name for n in snap.nodes):
             raise UnknownNode(f"the RMS reports no node {name!r}")
         plan = service.last_plan or Plan(snap.time)
-        if on:
-            if node.state not in (PowerState.OFF, PowerState.FAILED):
-                raise NodePowerRefused(f"node {name} is {node.state.value}: nothing to power on")
-        else:
-            why = power_off_refusal(node, snap, plan)
-            if why:
-                raise NodePowerRefused(why)
-        aid = service.store.begin_action(
-            "power_on" if on else "power_off", time_=snap.time, job_id=None, nodes=(name,)
-        )
-        try:
-            service.connector.power(name, on)
-        except UnsupportedOperation as exc:
-            service.store.finish_action(aid, "failed", error=f"{type(exc).__name__}: {exc}")
-            raise NodePowerRefused(str(exc)) from None
-        except ConnectorError as exc:
-            service.store.finish_action(aid, "failed", error=f"{type(exc).__name__}: {exc}")
-            service.counters.action("power_on" if on else "power_off", "failed")
-            raise
-        service.store.finish_action(aid, "done", result=f"by {by}")
-        service.counters.action("power_on" if on else "power_off", "done")
+        why = refusal(service.power, snap, plan, name, on)
+        if why:
+            raise NodePowerRefused(why)
+        [(aid, res)] = send(service.power, service.store, snap, [(name, on)], reason=f"by {by}")
+        count_power(service.counters, service.power, [res])
+        if res.error is not None:
+            cause = res.error.__cause__ or res.error
+            if isinstance(cause, UnsupportedOperation):
+                raise NodePowerRefused(str(cause)) from None
+            raise res.error
         return NodePowerResult(name, on, aid)

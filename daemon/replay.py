@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.acting import MemoryJournal, apply_power_policy
+from wattsched.daemon.acting import MemoryJournal
 from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.job_records import StartRecord
+from wattsched.daemon.power_cycle import PowerControl, apply_power_policy
 from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import SolverStats
@@ -39,7 +40,7 @@ class ReplayResult:
     last_stats: SolverStats | None = None
     solver_stats: list[SolverStats] = field(default_factory=list)
     power_errors: int = 0
-    """Power commands of the policy the cluster refused."""
+    """Power commands of the policy refused by a safety rule or by the cluster."""
 
 
 def replay(
@@ -62,17 +63,21 @@ def replay(
     # The cycle's journal and never-twice memory, in memory: the daemon's rules at replay speed.
     journal = MemoryJournal()
     starts: dict[str, StartRecord] = {}
+    power = PowerControl.through_connector(cluster, power_policy) if power_policy else None
     while True:
-        cycle = run_cycle(cluster, dispatcher, journal=journal, starts=starts)
+        cycle = run_cycle(
+            cluster, dispatcher, journal=journal, starts=starts,
+            observe=power.observe if power is not None else None,
+        )  # fmt: skip
         result.cycles += 1
         result.plan_seconds.append(cycle.plan_seconds)
         result.start_errors += len(cycle.errors)
         result.last_stats = cycle.plan.stats
         if keep_stats:
             result.solver_stats.append(cycle.plan.stats)
-        if power_policy is not None:
-            power = apply_power_policy(cluster, journal, power_policy, cycle.snapshot, cycle.plan)
-            result.power_errors += len(power.failed)
+        if power is not None:
+            out = apply_power_policy(power, cluster, journal, cycle.snapshot, cycle.plan)
+            result.power_errors += len(out.failed) + len(out.refused)
         if progress is not None and result.cycles % 64 == 0:
             progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
         if max_cycles is not None and result.cycles >= max_cycles:

@@ -81,6 +81,9 @@ class PowerState(enum.StrEnum):
     BOOTING = "booting"
     SHUTTING_DOWN = "shutting_down"
     FAILED = "failed"
+    UNKNOWN = "unknown"
+    """A power command's outcome is not known (it timed out): nothing is placed there, and
+    it counts at its idle draw, until the node is seen again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +116,7 @@ class NodePowerModel:
         A failed node counts at its idle draw: a node whose RMS daemon died usually still
         draws power (only a BMC that says off makes it ``off``).
         """
-        if state in (PowerState.ON, PowerState.FAILED):
+        if state in (PowerState.ON, PowerState.FAILED, PowerState.UNKNOWN):
             return self.idle_w
         if state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
             return self.transition_w

@@ -14,7 +14,13 @@ _TRANSITIONS: dict[tuple[PowerState, str], PowerState] = {
     (PowerState.FAILED, "power_on"): PowerState.BOOTING,
     (PowerState.FAILED, "power_off"): PowerState.SHUTTING_DOWN,
     (PowerState.ON, "fail"): PowerState.FAILED,
+    (PowerState.UNKNOWN, "power_on"): PowerState.BOOTING,
+    (PowerState.UNKNOWN, "power_off"): PowerState.SHUTTING_DOWN,
 }
+for _state in PowerState:
+    # A command whose outcome is unknown (it failed half-way, or timed out) leaves any state
+    # unknown until the node is seen again.
+    _TRANSITIONS[(_state, "lost")] = PowerState.UNKNOWN
 
 
 class PowerTransitionError(ModelError):
@@ -22,7 +28,7 @@ class PowerTransitionError(ModelError):
 
 
 def power_transition(state: PowerState, event: str) -> PowerState:
-    """The state after ``event`` (``power_on``, ``power_off``, ``done``, ``fail``).
+    """The state after ``event`` (``power_on``, ``power_off``, ``done``, ``fail``, ``lost``).
 
     The one state machine for node power; raises :class:`PowerTransitionError` otherwise.
     """

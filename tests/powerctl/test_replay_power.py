@@ -112,7 +112,8 @@ def test_idle_timeout_wakes_the_replay_when_nothing_else_happens() -> None:
 
 
 def test_power_errors_are_counted_not_raised() -> None:
-    """A policy naming a busy or unknown node: the cluster refuses, the replay goes on."""
+    """A policy naming a busy or unknown node: the safety rules refuse the commands before
+    they reach the cluster; they are counted and the replay goes on."""
     from wattsched.powerctl.policy import PowerDecision
     from wattsched.scheduler.model import Plan, Snapshot
 
@@ -125,6 +126,7 @@ def test_power_errors_are_counted_not_raised() -> None:
     cluster = SimulatedCluster(cluster_nodes(2), jobs, PowerCap.unlimited())
     res = replay(cluster, registry.create("easy"), power_policy=Reckless())
     assert res.power_errors >= 2 and cluster.records["a"].end == 100
+    assert cluster.power_commands == 0
 
 
 def test_a_boot_drawing_less_than_idle_does_not_break_the_cap() -> None:

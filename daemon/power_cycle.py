@@ -1,0 +1,195 @@
+"""The node power step of the control cycle, the same in the daemon and in replays.
+
+:class:`PowerControl` holds what carries power decisions out: the policy (or none), the
+:class:`~wattsched.powerctl.switching.Switcher` over a driver (IPMI, the RMS, the simulator)
+and the :class:`~wattsched.powerctl.machine.PowerBook` (the state machine with its time
+limits). Each cycle the book is laid over the snapshot before planning (:meth:`observe`), then
+:func:`apply_power_policy` asks the policy, checks every command against the safety rules
+again (whatever asked for it), journals them, sends them in parallel and records their
+outcomes in the journal, the book and the counters. An operator's command
+(:func:`command_nodes`) goes through the same checks, journal, switcher and book.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from wattsched.connectors.base import Connector, ConnectorError
+from wattsched.daemon.acting import Outcome, StartJournal
+from wattsched.daemon.cycle_state import Counters
+from wattsched.powerctl.drivers.base import PowerDriver
+from wattsched.powerctl.drivers.rms import RMSPowerDriver
+from wattsched.powerctl.machine import PowerBook
+from wattsched.powerctl.policy import (
+    DEFAULT_BACKOFF_S,
+    PowerDecision,
+    PowerPolicy,
+    busy_nodes,
+    planned_nodes,
+    power_off_refusal,
+)
+from wattsched.powerctl.switching import Switcher, SwitchResult
+from wattsched.scheduler.model import Plan, PowerState, Snapshot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PowerControl:
+    """The policy, the driver's switcher and the state book of one daemon or replay."""
+
+    switcher: Switcher
+    policy: PowerPolicy | None = None
+    book: PowerBook = field(default_factory=PowerBook)
+    backoff_s: int = DEFAULT_BACKOFF_S
+
+    @classmethod
+    def through_connector(
+        cls, connector: Connector, policy: PowerPolicy | None = None, **kw: object
+    ) -> PowerControl:
+        """Power through the connector itself (``rms``; ``simulated`` in replays), serially."""
+        name = "simulated" if getattr(connector, "name", "") == "simulated" else "rms"
+        return cls(Switcher(RMSPowerDriver(connector, name), max_parallel=1), policy, **kw)  # type: ignore[arg-type]
+
+    @property
+    def driver(self) -> PowerDriver:
+        """The driver commands go through."""
+        return self.switcher.driver
+
+    def observe(self, snap: Snapshot) -> Snapshot:
+        """The snapshot with each node's power state as the book knows it."""
+        out = self.book.overlay(snap)
+        while self.book.timed_out:
+            name, t, why = self.book.timed_out.pop(0)
+            log.error("node %s marked failed at %d: %s", name, t, why)
+        return out
+
+
+@dataclass
+class PowerOutcome:
+    """What :func:`apply_power_policy` decided and did this cycle."""
+
+    decision: PowerDecision
+    done: list[tuple[str, bool]] = field(default_factory=list)
+    """``(node, on)`` commands carried out."""
+    failed: list[tuple[str, bool, ConnectorError]] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """``(node, rule)``: commands a safety rule stopped."""
+    results: list[SwitchResult] = field(default_factory=list)
+
+
+def refusal(
+    control: PowerControl, snap: Snapshot, plan: Plan, node: str, on: bool,
+    busy: set[str] | None = None, planned: set[str] | None = None,
+) -> str | None:  # fmt: skip
+    """Why a command must not be sent now (the safety rules of DESIGN.md), or None."""
+    n = next((x for x in snap.nodes if x.name == node), None)
+    if n is None:
+        return f"the RMS reports no node {node!r}"
+    if on:
+        if n.state not in (PowerState.OFF, PowerState.FAILED, PowerState.UNKNOWN):
+            return f"node {node} is {n.state.value}: nothing to power on"
+        return None
+    return power_off_refusal(n, snap, plan, control.backoff_s, busy=busy, planned=planned)
+
+
+def send(
+    control: PowerControl,
+    journal: StartJournal,
+    snap: Snapshot,
+    commands: Sequence[tuple[str, bool]],
+    *,
+    cycle_id: int | None = None,
+    reason: str = "policy",
+) -> list[tuple[int, SwitchResult]]:
+    """Journal ``commands`` pending, send them (in parallel), record their outcomes; each
+    command's journal id and result."""
+    if not commands:
+        return []
+    ids = journal.begin_actions(
+        [("power_on" if on else "power_off", None, (n,)) for n, on in commands],
+        time_=snap.time,
+        cycle_id=cycle_id,
+    )
+    results: list[SwitchResult] = []
+    outcomes: list[Outcome] = []
+    nodes = {n.name: n for n in snap.nodes}
+    try:
+        results = control.switcher.run(commands)
+        for action_id, r in zip(ids, results, strict=True):
+            node = nodes[r.node]
+            if r.ok:
+                control.book.commanded(node, r.on, snap.time)
+                outcomes.append((action_id, "done", f"{reason} via {control.driver.name}", None))
+            else:
+                control.book.failed(node, r.on, snap.time, outcome_unknown=r.outcome_unknown)
+                err = f"{type(r.error).__name__}: {r.error} (after {r.attempts} attempt(s))"
+                outcomes.append((action_id, "failed", None, err))
+    finally:
+        journal.finish_actions(outcomes)
+    return list(zip(ids, results, strict=True))
+
+
+def apply_power_policy(
+    control: PowerControl,
+    connector: Connector,
+    journal: StartJournal,
+    snap: Snapshot,
+    plan: Plan,
+    *,
+    act: bool = True,
+    cycle_id: int | None = None,
+) -> PowerOutcome:
+    """The policy's decision for this cycle, carried out when ``act``.
+
+    Offs go first (they free cap room for boots). Every command is checked again against
+    the safety rules (:func:`refusal`): a refused one is logged and dropped, the rest go on.
+    With ``act=False`` (advise mode) the decision is only returned. The decision's
+    ``recheck_at`` becomes a wake-up of a clock that moves from event to event (the simulated
+    cluster's ``wake_at``); a real RMS is asked again at the next period anyway.
+    """
+    if control.policy is None:
+        return PowerOutcome(PowerDecision())
+    decision = control.policy.decide(snap, plan)
+    out = PowerOutcome(decision)
+    if act and not decision.empty:
+        busy, planned = busy_nodes(snap), planned_nodes(plan)
+        cmds: list[tuple[str, bool]] = []
+        for name, on in [(n, False) for n in decision.off] + [(n, True) for n in decision.on]:
+            why = refusal(control, snap, plan, name, on, busy, planned)
+            if why:
+                log.error("power policy asked for %s %s; refused: %s", name, on, why)
+                out.refused.append((name, why))
+            else:
+                cmds.append((name, on))
+        sent = send(
+            control, journal, snap, cmds, cycle_id=cycle_id, reason=decision.reason or "policy"
+        )
+        out.results = [r for _, r in sent]
+        for r in out.results:
+            if r.ok:
+                out.done.append((r.node, r.on))
+            else:
+                assert r.error is not None
+                out.failed.append((r.node, r.on, r.error))
+    wake = getattr(connector, "wake_at", None)
+    if decision.recheck_at is not None and wake is not None:
+        wake(decision.recheck_at)
+    return out
+
+
+def count_power(
+    counters: Counters, control: PowerControl, results: Sequence[SwitchResult], refused: int = 0
+) -> None:
+    """Count power commands in the daemon's counters (actions, errors, the histogram)."""
+    for r in results:
+        command = "power_on" if r.on else "power_off"
+        result = "done" if r.ok else "failed"
+        counters.action(command, result)
+        counters.switched(control.driver.name, "on" if r.on else "off", result, r.seconds)
+        if not r.ok:
+            counters.error("power")
+    for _ in range(refused):
+        counters.error("power_refused")

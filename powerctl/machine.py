@@ -1,0 +1,132 @@
+"""What wattsched knows of each node's power between what the RMS says: the commands it sent,
+their time limits, and their failures.
+
+The RMS does not always know why a node is gone (a node switched off through its BMC is just
+"not responding" to Slurm), nor does it know a boot is late. :class:`PowerBook` keeps the last
+command of each node and lays it over every snapshot before planning:
+
+* after a successful ``off``, the node is ``shutting_down`` until the RMS (or the driver)
+  reports it off, then ``off`` (whatever else the RMS calls it, e.g. down);
+* after a successful ``on``, it is ``booting`` until the RMS reports it on and available; one
+  that has not come back ``boot_timeout_s`` after the command is ``failed``, with the time
+  (the node choice puts it last: :mod:`wattsched.powerctl.selection`), as is one that does not
+  go off within ``shutdown_timeout_s``;
+* after a failed command, the node keeps what the RMS says but carries the failure's time
+  (``last_power_failure``: the back-off of the safety rules); a command that timed out leaves
+  it ``unknown`` (nothing is placed there) until it is seen on or off again.
+
+Transitions go through :func:`~wattsched.scheduler.power_transitions.power_transition`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from wattsched.scheduler.model import Node, PowerState, Snapshot
+from wattsched.scheduler.power_transitions import PowerTransitionError, power_transition
+
+
+@dataclass(slots=True)
+class NodePower:
+    """The book's record of one node."""
+
+    state: PowerState
+    since: int
+    """When the node entered ``state`` (cluster time)."""
+    last_command: str | None = None
+    """``on`` or ``off``: the last command sent."""
+    last_failure: int | None = None
+
+
+class PowerBook:
+    """The node power state machine with time limits, laid over the RMS's snapshots."""
+
+    def __init__(self, boot_timeout_s: int = 600, shutdown_timeout_s: int = 300) -> None:
+        if boot_timeout_s <= 0 or shutdown_timeout_s <= 0:
+            raise ValueError(
+                f"boot_timeout_s={boot_timeout_s!r}, shutdown_timeout_s={shutdown_timeout_s!r}:"
+                " both must be > 0"
+            )
+        self.boot_timeout_s = boot_timeout_s
+        self.shutdown_timeout_s = shutdown_timeout_s
+        self.nodes: dict[str, NodePower] = {}
+        self.timed_out: list[tuple[str, int, str]] = []
+        """``(node, time, why)`` of every node marked failed by a time limit (for the log)."""
+
+    # -- what the cycle tells it -------------------------------------------------------------
+
+    def commanded(self, node: Node, on: bool, time_: int) -> None:
+        """A command went through: the node is now booting or shutting down."""
+        try:
+            state = power_transition(node.state, "power_on" if on else "power_off")
+        except PowerTransitionError:
+            state = PowerState.BOOTING if on else PowerState.SHUTTING_DOWN
+        rec = self.nodes.get(node.name)
+        failure = rec.last_failure if rec else None
+        self.nodes[node.name] = NodePower(state, time_, "on" if on else "off", failure)
+
+    def failed(self, node: Node, on: bool, time_: int, *, outcome_unknown: bool) -> None:
+        """A command failed (``outcome_unknown``: it timed out, the node may have switched)."""
+        rec = self.nodes.get(node.name)
+        state = power_transition(node.state, "lost") if outcome_unknown else node.state
+        if rec is not None and not outcome_unknown:
+            state = rec.state
+        self.nodes[node.name] = NodePower(state, time_, "on" if on else "off", time_)
+
+    # -- what the dispatcher sees ------------------------------------------------------------
+
+    def overlay(self, snap: Snapshot) -> Snapshot:
+        """``snap`` with each node's state as the book knows it (see the module docstring)."""
+        if not self.nodes:
+            return snap
+        nodes = tuple(self._node(n, snap.time) for n in snap.nodes)
+        return dataclasses.replace(snap, nodes=nodes)
+
+    def _node(self, node: Node, now: int) -> Node:
+        rec = self.nodes.get(node.name)
+        if rec is None:
+            return node
+        rms = node.state
+        up = rms is PowerState.ON and node.available
+        state = rec.state
+        if state is PowerState.BOOTING:
+            if up:
+                state = self._settle(node.name, PowerState.ON, now)
+            elif now - rec.since > self.boot_timeout_s:
+                state = self._time_out(
+                    node.name, now, f"not back {self.boot_timeout_s} s after power on"
+                )
+        elif state is PowerState.SHUTTING_DOWN:
+            if rms is PowerState.OFF:
+                state = self._settle(node.name, PowerState.OFF, now)
+            elif now - rec.since > self.shutdown_timeout_s:
+                state = self._time_out(
+                    node.name, now, f"not off {self.shutdown_timeout_s} s after power off"
+                )
+        elif state in (PowerState.OFF, PowerState.FAILED, PowerState.UNKNOWN):
+            if up or (state is PowerState.UNKNOWN and rms is PowerState.OFF):
+                state = self._settle(node.name, rms, now)  # seen again: the RMS is right
+        elif state is PowerState.ON:
+            state = rms  # nothing pending: the RMS's word
+        failure = rec.last_failure
+        if failure is not None and (node.last_power_failure or -1) < failure:
+            node = dataclasses.replace(node, last_power_failure=failure)
+        return node if state is node.state else dataclasses.replace(node, state=state)
+
+    def _settle(self, name: str, state: PowerState, now: int) -> PowerState:
+        rec = self.nodes[name]
+        if rec.state is not state:
+            rec.state, rec.since = state, now
+        return state
+
+    def _time_out(self, name: str, now: int, why: str) -> PowerState:
+        rec = self.nodes[name]
+        rec.state, rec.since, rec.last_failure = PowerState.FAILED, now, now
+        self.timed_out.append((name, now, why))
+        return PowerState.FAILED
+
+    def state_of(self, name: str) -> PowerState | None:
+        """The book's state of ``name`` (None: no command was ever sent)."""
+        rec = self.nodes.get(name)
+        return rec.state if rec else None

@@ -1,0 +1,119 @@
+"""Carrying out power commands: journaled, in parallel, retried by a declared policy.
+
+:class:`Switcher` sends a batch of ``(node, on)`` commands through a :class:`PowerDriver`:
+
+* the caller journals every command ``pending`` before :meth:`Switcher.run` and ``done`` or
+  ``failed`` after (:func:`wattsched.daemon.acting.apply_power_policy`), as starts are;
+* up to ``max_parallel`` commands run at once (a thread pool: each is a wait on a BMC);
+* a temporary failure (a BMC that does not answer, a command past its limit) is retried with
+  exponential back-off (tenacity: ``attempts`` tries); a permanent one (refused password,
+  changed host key, unknown BMC) is not;
+* each command's outcome and duration are returned for the book, the metrics and the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from wattsched.connectors.base import ConnectorError
+from wattsched.powerctl.drivers.base import (
+    PowerCommandError,
+    PowerCommandTimeout,
+    PowerDriver,
+    PowerDriverConfigError,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchResult:
+    """One command's outcome."""
+
+    node: str
+    on: bool
+    seconds: float
+    attempts: int
+    error: ConnectorError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the driver accepted the command."""
+        return self.error is None
+
+    @property
+    def outcome_unknown(self) -> bool:
+        """The command may have reached the node (it timed out): the node's state is unknown."""
+        return isinstance(self.error, PowerCommandTimeout)
+
+
+def _temporary(exc: BaseException) -> bool:
+    return isinstance(exc, PowerCommandError) and exc.temporary
+
+
+class Switcher:
+    """Sends power commands through ``driver``; see the module docstring."""
+
+    def __init__(
+        self,
+        driver: PowerDriver,
+        *,
+        max_parallel: int = 16,
+        attempts: int = 3,
+        backoff_s: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if max_parallel < 1 or attempts < 1 or backoff_s < 0:
+            raise ValueError(
+                f"max_parallel={max_parallel!r} and attempts={attempts!r} must be >= 1, "
+                f"backoff_s={backoff_s!r} >= 0"
+            )
+        self.driver = driver
+        self.max_parallel = max_parallel
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self._sleep = sleep
+
+    def _one(self, node: str, on: bool) -> SwitchResult:
+        t0 = time.perf_counter()
+        tries = 0
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=self.backoff_s, max=30 * max(self.backoff_s, 0.01)),
+            retry=retry_if_exception(_temporary),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    tries += 1
+                    self.driver.switch(node, on)
+        except (ConnectorError, PowerDriverConfigError) as exc:
+            err = exc if isinstance(exc, ConnectorError) else PowerCommandError(node, str(exc))
+            log.warning(
+                "power %s of node %s failed after %d attempt(s): %s",
+                "on" if on else "off", node, tries, err,
+            )  # fmt: skip
+            return SwitchResult(node, on, time.perf_counter() - t0, tries, err)
+        return SwitchResult(node, on, time.perf_counter() - t0, tries)
+
+    def run(self, commands: Sequence[tuple[str, bool]]) -> list[SwitchResult]:
+        """Send ``commands`` (in parallel); their results, in the same order."""
+        if not commands:
+            return []
+        if len(commands) == 1 or self.max_parallel == 1:
+            return [self._one(n, on) for n, on in commands]
+        with ThreadPoolExecutor(max_workers=min(self.max_parallel, len(commands))) as pool:
+            return list(pool.map(lambda c: self._one(*c), commands))
