@@ -12,9 +12,12 @@ from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
+from wattsched.daemon.power_cycle import PowerControl
 from wattsched.daemon.store import Store
 from wattsched.daemon.store_schema import check_schema, make_engine
-from wattsched.powerctl.registry import make_power_policy
+from wattsched.powerctl.build import build_driver, build_policy
+from wattsched.powerctl.machine import PowerBook
+from wattsched.powerctl.switching import Switcher
 from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.model import PowerCap
 
@@ -86,6 +89,23 @@ def restore_simulation(cluster: SimulatedCluster, store: Store) -> int:
     return n
 
 
+def build_power_control(settings: Settings, connector: Connector) -> PowerControl:
+    """The ``[power]`` table's policy, driver, switcher and state book (checked now)."""
+    p = settings.power
+    nodes: list[str] = []
+    if p.driver.startswith("ipmi") and not p.bmc.template:
+        # Every node needs an address from the table: check them against the RMS now.
+        nodes = [n.name for n in connector.snapshot().nodes]
+    switcher = Switcher(
+        build_driver(p, connector, nodes),
+        max_parallel=p.max_parallel,
+        attempts=p.attempts,
+        backoff_s=p.retry_backoff_s,
+    )
+    book = PowerBook(p.boot_timeout_s, p.shutdown_timeout_s)
+    return PowerControl(switcher, build_policy(p), book, backoff_s=p.backoff_s)
+
+
 def build_service(settings: Settings, *, check: bool = True, clock: Clock = time.time) -> Service:
     """The daemon from its settings: store (schema checked), connector, dispatcher, cap."""
     engine = make_engine(settings.database_url)
@@ -125,7 +145,7 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         cycle_seconds=settings.cycle_seconds,
         max_start_attempts=settings.max_start_attempts,
         requeue=settings.requeue,
-        power_policy=make_power_policy(settings.power.policy, settings.power.idle_s),
+        power=build_power_control(settings, connector),
         before_cycle=before,
         clock=clock,
     )

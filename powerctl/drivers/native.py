@@ -73,6 +73,7 @@ def _classify(node: str, exc: Exception) -> PowerCommandError:
     if "password" in low or "unauthorized" in low or "userid" in low:
         return BMCAuthError(node, f"BMC refused the login: {text}")
     silent = text in ("", "None")  # pyghmi's session timed out: no message
-    if silent or "timeout" in low or "unreachable" in low or isinstance(exc, OSError):
+    gone = "timeout" in low or "unreachable" in low or "connected" in low
+    if silent or gone or isinstance(exc, OSError):
         return BMCUnreachable(node, f"BMC does not answer: {text}")
     return PowerCommandError(node, f"{type(exc).__name__}: {text}")
