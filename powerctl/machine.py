@@ -104,12 +104,24 @@ class PowerBook:
                 state = self._time_out(
                     node.name, now, f"not off {self.shutdown_timeout_s} s after power off"
                 )
-        elif state in (PowerState.OFF, PowerState.FAILED, PowerState.UNKNOWN):
-            if up or (state is PowerState.UNKNOWN and rms is PowerState.OFF):
+        elif state is PowerState.UNKNOWN:
+            # Seen again: in the state the command asked for, or still in the old one once
+            # the command's time limit has passed (it did not take).
+            wanted_off = rec.last_command == "off"
+            limit = self.shutdown_timeout_s if wanted_off else self.boot_timeout_s
+            if (wanted_off and rms is PowerState.OFF) or (not wanted_off and up):
+                state = self._settle(node.name, rms, now)
+            elif now - rec.since > limit and (up or rms is PowerState.OFF):
+                state = self._settle(node.name, rms, now)
+        elif state in (PowerState.OFF, PowerState.FAILED):
+            if up:
                 state = self._settle(node.name, rms, now)  # seen again: the RMS is right
         elif state is PowerState.ON:
             state = rms  # nothing pending: the RMS's word
         failure = rec.last_failure
+        if failure is None and state is rms and state is PowerState.ON:
+            del self.nodes[node.name]  # settled, and the RMS agrees: nothing left to lay over
+            return node
         if failure is not None and (node.last_power_failure or -1) < failure:
             node = dataclasses.replace(node, last_power_failure=failure)
         return node if state is node.state else dataclasses.replace(node, state=state)
