@@ -109,9 +109,9 @@ class PowerBook:
             # the command's time limit has passed (it did not take).
             wanted_off = rec.last_command == "off"
             limit = self.shutdown_timeout_s if wanted_off else self.boot_timeout_s
-            if (wanted_off and rms is PowerState.OFF) or (not wanted_off and up):
-                state = self._settle(node.name, rms, now)
-            elif now - rec.since > limit and (up or rms is PowerState.OFF):
+            took = (wanted_off and rms is PowerState.OFF) or (not wanted_off and up)
+            late = now - rec.since > limit and (up or rms is PowerState.OFF)
+            if took or late:
                 state = self._settle(node.name, rms, now)
         elif state in (PowerState.OFF, PowerState.FAILED):
             if up:
