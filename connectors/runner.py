@@ -164,6 +164,7 @@ class SSHRunner:
         env: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         connect_timeout: float = 10.0,
+        max_sessions: int = 8,
     ) -> None:
         self.host = host
         self.port = port
@@ -175,6 +176,8 @@ class SSHRunner:
         self.connect_timeout = connect_timeout
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.Lock()
+        # OpenSSH serves at most MaxSessions (default 10) channels on one connection.
+        self._sessions = threading.BoundedSemaphore(max_sessions)
 
     def _connect(self) -> paramiko.SSHClient:
         if self._client is not None:
@@ -241,6 +244,12 @@ class SSHRunner:
         args = _check_argv(argv)
         limit = self.timeout if timeout is None else timeout
         line = self.remote_command(args)
+        with self._sessions:
+            return self._run(args, line, limit, check, stdin)
+
+    def _run(
+        self, args: tuple[str, ...], line: str, limit: float, check: bool, stdin: bytes | None
+    ) -> CommandResult:
         t0 = time.perf_counter()
         deadline = time.monotonic() + limit
         with self._lock:

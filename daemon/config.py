@@ -105,6 +105,8 @@ class PowerSSHSettings(BaseModel):
     key_file: Path
     known_hosts: Path
     """Required: an unknown or changed host key is refused (no trust on first use)."""
+    connections: int = Field(default=1, ge=1, le=16)
+    """SSH connections kept open (each reused; at most 8 commands at once on each)."""
 
 
 class PowerSettings(BaseModel):

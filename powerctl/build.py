@@ -29,6 +29,7 @@ class _BMC(Protocol):
 
 
 class _SSH(Protocol):
+    connections: int
     host: str
     port: int
     user: str
@@ -115,9 +116,16 @@ def build_driver(cfg: PowerConfig, connector: Connector, nodes: Iterable[str] = 
         return IpmitoolDriver(table, password, timeout_s=cfg.command_timeout_s)
     if cfg.driver == "ipmi-ssh":
         ssh: _SSH = cfg.ssh
-        runner = SSHRunner(
-            ssh.host, user=ssh.user, port=ssh.port, key_file=ssh.key_file,
-            known_hosts=ssh.known_hosts, timeout=cfg.command_timeout_s,
-        )  # fmt: skip
-        return IpmitoolDriver(table, password, ssh=runner, timeout_s=cfg.command_timeout_s)
+        runners = [
+            SSHRunner(
+                ssh.host,
+                user=ssh.user,
+                port=ssh.port,
+                key_file=ssh.key_file,
+                known_hosts=ssh.known_hosts,
+                timeout=cfg.command_timeout_s,
+            )
+            for _ in range(ssh.connections)
+        ]
+        return IpmitoolDriver(table, password, ssh=runners, timeout_s=cfg.command_timeout_s)
     raise PowerDriverConfigError(f"[power] driver {cfg.driver!r}: unknown")

@@ -17,6 +17,7 @@ refused password (not retried) from a BMC that does not answer (retried).
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 
 from wattsched.connectors.base import RMSCommandError, RMSTimeout
@@ -75,19 +76,23 @@ class IpmitoolDriver(PowerDriver):
         bmcs: BMCTable,
         password: Secret,
         *,
-        ssh: SSHRunner | None = None,
+        ssh: SSHRunner | Sequence[SSHRunner] | None = None,
         timeout_s: float = 20.0,
         ipmitool: str = "ipmitool",
     ) -> None:
         self.bmcs = bmcs
         self.timeout_s = timeout_s
-        self._ssh = ssh
+        # A few connections, each reused for every command (OpenSSH serves at most
+        # MaxSessions channels at once on one): a node always goes through the same one.
+        self._ssh: list[SSHRunner] = (
+            [] if ssh is None else [ssh] if isinstance(ssh, SSHRunner) else list(ssh)
+        )
         self._ipmitool = ipmitool
-        self.name = "ipmi-ssh" if ssh is not None else "ipmi-local"
+        self.name = "ipmi-ssh" if self._ssh else "ipmi-local"
         self._password = password
         self._local = (
             LocalRunner({"IPMI_PASSWORD": password.reveal()}, timeout=timeout_s)
-            if ssh is None
+            if not self._ssh
             else None
         )
 
@@ -95,10 +100,11 @@ class IpmitoolDriver(PowerDriver):
         argv = ipmitool_argv(self.bmcs.address(node), action)
         argv[0] = self._ipmitool
         try:
-            if self._ssh is not None:
+            if self._ssh:
                 wrapped: Sequence[str] = ["sh", "-c", REMOTE_WRAPPER, "sh", *argv]
                 stdin = (self._password.reveal() + "\n").encode()
-                res = self._ssh.run(wrapped, timeout=self.timeout_s, check=False, stdin=stdin)
+                conn = self._ssh[zlib.crc32(node.encode()) % len(self._ssh)]
+                res = conn.run(wrapped, timeout=self.timeout_s, check=False, stdin=stdin)
             else:
                 assert self._local is not None
                 res = self._local.run(argv, timeout=self.timeout_s, check=False)
@@ -122,8 +128,8 @@ class IpmitoolDriver(PowerDriver):
         return parse_status(node, self._run(node, "status").stdout)
 
     def close(self) -> None:
-        if self._ssh is not None:
-            self._ssh.close()
+        for conn in self._ssh:
+            conn.close()
 
 
 def _is_host_key(exc: RunnerConnectError) -> bool:
