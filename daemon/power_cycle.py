@@ -59,12 +59,28 @@ class PowerControl:
         return self.switcher.driver
 
     def observe(self, snap: Snapshot) -> Snapshot:
-        """The snapshot with each node's power state as the book knows it."""
-        out = self.book.overlay(snap)
+        """The snapshot with each node's power state as the book knows it (a power-off not
+        yet confirmed is read back from the driver when it asks the BMC itself)."""
+        if self.driver.reads_back:
+            for name in self.book.pending_off():
+                try:
+                    if self.driver.status(name) is False:
+                        self.book.confirmed_off(name, snap.time)
+                except (ConnectorError, ValueError) as exc:
+                    log.warning("power status of node %s unreadable: %s", name, exc)
+        out = self.book.overlay(snap, self._powered if self.driver.reads_back else None)
         while self.book.timed_out:
             name, t, why = self.book.timed_out.pop(0)
             log.error("node %s marked failed at %d: %s", name, t, why)
         return out
+
+
+    def _powered(self, name: str) -> bool:
+        try:
+            return self.driver.status(name) is True
+        except (ConnectorError, ValueError) as exc:
+            log.warning("power status of node %s unreadable: %s", name, exc)
+            return False
 
 
 @dataclass

@@ -21,6 +21,7 @@ Transitions go through :func:`~wattsched.scheduler.power_transitions.power_trans
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from wattsched.scheduler.model import Node, PowerState, Snapshot
@@ -74,16 +75,39 @@ class PowerBook:
             state = rec.state
         self.nodes[node.name] = NodePower(state, time_, "on" if on else "off", time_)
 
+    def pending_off(self) -> list[str]:
+        """Nodes asked off whose power-off is not confirmed yet (shutting down, or unknown)."""
+        return [
+            name
+            for name, rec in self.nodes.items()
+            if rec.state is PowerState.SHUTTING_DOWN
+            or (rec.state is PowerState.UNKNOWN and rec.last_command == "off")
+        ]
+
+    def confirmed_off(self, name: str, time_: int) -> None:
+        """The driver read the node's power back: off (a BMC says so; the RMS may only see a
+        node that stopped answering)."""
+        rec = self.nodes.get(name)
+        if rec is not None and rec.state in (PowerState.SHUTTING_DOWN, PowerState.UNKNOWN):
+            rec.state, rec.since = PowerState.OFF, time_
+
     # -- what the dispatcher sees ------------------------------------------------------------
 
-    def overlay(self, snap: Snapshot) -> Snapshot:
-        """``snap`` with each node's state as the book knows it (see the module docstring)."""
+    def overlay(
+        self, snap: Snapshot, powered: Callable[[str], bool] | None = None
+    ) -> Snapshot:
+        """``snap`` with each node's state as the book knows it (see the module docstring).
+
+        ``powered(name)``: asks the node's own power (its BMC) before a node the book has off
+        is taken back on the RMS's word (an RMS still reports a node it has not yet missed);
+        None trusts the RMS.
+        """
         if not self.nodes:
             return snap
-        nodes = tuple(self._node(n, snap.time) for n in snap.nodes)
+        nodes = tuple(self._node(n, snap.time, powered) for n in snap.nodes)
         return dataclasses.replace(snap, nodes=nodes)
 
-    def _node(self, node: Node, now: int) -> Node:
+    def _node(self, node: Node, now: int, powered: Callable[[str], bool] | None = None) -> Node:
         rec = self.nodes.get(node.name)
         if rec is None:
             return node
@@ -114,7 +138,7 @@ class PowerBook:
             if took or late:
                 state = self._settle(node.name, rms, now)
         elif state in (PowerState.OFF, PowerState.FAILED):
-            if up:
+            if up and (powered is None or powered(node.name)):
                 state = self._settle(node.name, rms, now)  # seen again: the RMS is right
         elif state is PowerState.ON:
             state = rms  # nothing pending: the RMS's word

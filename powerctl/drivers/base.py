@@ -47,6 +47,8 @@ class PowerDriver(abc.ABC):
     """Switches nodes on and off and reads their power back."""
 
     name: str = "driver"
+    reads_back: bool = True
+    """True when :meth:`status` asks the node's own power (a BMC), not the RMS's view."""
 
     @abc.abstractmethod
     def switch(self, node: str, on: bool) -> None:

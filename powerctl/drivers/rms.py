@@ -11,6 +11,8 @@ from wattsched.scheduler.model import PowerState
 class RMSPowerDriver(PowerDriver):
     """Switches through :meth:`Connector.power`; reads power back from its snapshot."""
 
+    reads_back = False  # the cycle's snapshot already holds what the RMS says
+
     def __init__(self, connector: Connector, name: str = "rms") -> None:
         self.connector = connector
         self.name = name

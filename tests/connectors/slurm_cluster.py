@@ -290,7 +290,7 @@ def start_cluster(
                 [str(SBIN / "slurmd"), "-D", "-N", n, "-f", str(cluster.conf)],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
             )  # fmt: skip
-        if not cluster.wait_idle(timeout, nodes[:start_n]):
+        if start_n and not cluster.wait_idle(timeout, nodes[:start_n]):
             raise RuntimeError(f"nodes not idle after {timeout} s: {cluster.node_states()}")
     except BaseException:
         cluster.stop()

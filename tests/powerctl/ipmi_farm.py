@@ -35,8 +35,18 @@ mc_enable 0x20
 """
 
 
-def _lan_conf(name: str, port: int, bmc_dir: Path, guid: str) -> str:
+def _lan_conf(
+    name: str, port: int, bmc_dir: Path, guid: str, startcmd: str | None = None, tcp: int = 0
+) -> str:
     auths = "none md2 md5 straight"
+    if startcmd is None:
+        power = f'chassis_control "{bmc_dir / "power.sh"} {bmc_dir}"'
+    else:
+        # The node's power is a real process: power on starts it, power off kills it.
+        power = (
+            f'serial 15 127.0.0.1 {tcp} codec VM\n  startcmd "{startcmd}"\n'
+            "  startnow true\n  poweroff_wait 2\n  kill_wait 2"
+        )
     return f"""name "{name}"
 set_working_mc 0x20
   startlan 1
@@ -48,7 +58,7 @@ set_working_mc 0x20
     allowed_auths_admin {auths}
     guid {guid}
   endlan
-  chassis_control "{bmc_dir / "power.sh"} {bmc_dir}"
+  {power}
 user 2 true "{USER}" "{PASSWORD}" admin 10 {auths}
 """
 
@@ -80,6 +90,9 @@ class BMCFarm:
     count: int
     base_port: int = 0
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    startcmd: str | None = None
+    """``{node}`` filled in: the process that is the node's power (None: a power file)."""
+    tcp_base: int = 0
 
     @property
     def nodes(self) -> list[str]:
@@ -93,7 +106,19 @@ class BMCFarm:
         return {n: f"127.0.0.1:{self.port(n)}" for n in self.nodes}
 
     def power(self, node: str) -> bool:
-        return (self.root / node / "power").read_text().strip() == "1"
+        """The node's power as the BMC reports it (its power file, or ipmitool)."""
+        if self.startcmd is None:
+            return (self.root / node / "power").read_text().strip() == "1"
+        r = self.ipmitool(node, "chassis", "power", "status")
+        return r.stdout.strip().endswith("on")
+
+    def ipmitool(self, node: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """Ask the BMC of ``node`` directly (not through the driver under test)."""
+        return subprocess.run(
+            ["ipmitool", "-I", "lanplus", "-C", "3", "-N", "1", "-R", "2", "-H", "127.0.0.1",
+             "-p", str(self.port(node)), "-U", USER, "-P", PASSWORD, *args],
+            capture_output=True, text=True, check=False, timeout=20,
+        )  # fmt: skip
 
     def set_power(self, node: str, on: bool) -> None:
         (self.root / node / "power").write_text("1\n" if on else "0\n")
@@ -102,6 +127,8 @@ class BMCFarm:
         if not os.path.exists(IPMI_SIM) or shutil.which("ipmitool") is None:
             raise RuntimeError("ipmi_sim (openipmi) or ipmitool is not installed")
         self.base_port = free_udp_block(self.count)
+        if self.startcmd is not None:
+            self.tcp_base = free_udp_block(self.count, start=self.base_port + self.count + 1)
         for node in self.nodes:
             self._start_one(node)
         self.wait_ready()
@@ -116,7 +143,9 @@ class BMCFarm:
         if not (d / "power").exists():
             self.set_power(node, True)
         guid = f"{int(node[1:]):032x}"
-        (d / "lan.conf").write_text(_lan_conf(f"bmc-{node}", self.port(node), d, guid))
+        cmd = self.startcmd.format(node=node) if self.startcmd else None
+        tcp = self.tcp_base + int(node[1:]) - 1
+        (d / "lan.conf").write_text(_lan_conf(f"bmc-{node}", self.port(node), d, guid, cmd, tcp))
         (d / "cmds.emu").write_text(_EMU)
         self.procs[node] = subprocess.Popen(
             [IPMI_SIM, "-c", "lan.conf", "-f", "cmds.emu", "-s", "state", "-n"],
@@ -157,6 +186,10 @@ class BMCFarm:
         self._start_one(node)
 
     def stop(self) -> None:
+        if self.startcmd is not None:
+            for node, proc in self.procs.items():
+                if proc.poll() is None:  # power off first: killing ipmi_sim leaves the child
+                    self.ipmitool(node, "chassis", "power", "off")
         for proc in self.procs.values():
             if proc.poll() is None:
                 try:
