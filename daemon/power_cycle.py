@@ -74,7 +74,6 @@ class PowerControl:
             log.error("node %s marked failed at %d: %s", name, t, why)
         return out
 
-
     def _powered(self, name: str) -> bool:
         try:
             return self.driver.status(name) is True

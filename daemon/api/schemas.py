@@ -75,6 +75,19 @@ class Status(BaseModel):
     )  # fmt: skip
 
 
+class PowerCommandOut(BaseModel):
+    """A node's last power command, from the journal."""
+
+    action_id: int
+    command: str
+    """``power_on`` or ``power_off``."""
+    state: str
+    """``pending``, ``done`` or ``failed``."""
+    time: int
+    result: str | None = None
+    error: str | None = None
+
+
 class NodeOut(BaseModel):
     """A node as last seen."""
 
@@ -90,6 +103,8 @@ class NodeOut(BaseModel):
     partition: str | None
     busy_units: int
     time: int
+    last_power_command: PowerCommandOut | None = None
+    """The last power command sent to the node (by the policy, an operator or Slurm)."""
 
 
 class NodeStateOut(BaseModel):

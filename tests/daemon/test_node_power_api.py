@@ -60,3 +60,12 @@ def test_an_idle_node_is_switched_off_and_journaled(
         assert r.status_code == 409 and "not on" in r.json()["detail"]
         acts = [a for a in c.get("/actions").json() if a["kind"] == "power_off"]
         assert len(acts) == 1 and acts[0]["state"] == "done" and acts[0]["nodes"] == idle
+        svc.run_now()  # the cycle records the nodes as seen
+        nodes = {n["name"]: n for n in c.get("/nodes").json()}
+        last = nodes[idle]["last_power_command"]
+        assert last["command"] == "power_off" and last["state"] == "done"
+        assert last["action_id"] == acts[0]["id"]
+        assert all(n["last_power_command"] is None for k, n in nodes.items() if k != idle)
+        one = c.get(f"/nodes/{idle}").json()
+        assert one["last_power_command"]["command"] == "power_off"
+        assert one["power_state"] in ("shutting_down", "off")

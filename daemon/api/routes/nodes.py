@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from pydantic import TypeAdapter
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from wattsched.connectors.base import ConnectorError
 from wattsched.daemon.api.deps import Authorized, ServiceDep, SessionDep
@@ -15,10 +16,11 @@ from wattsched.daemon.api.schemas import (
     NodePowerIn,
     NodePowerOut,
     NodeStateOut,
+    PowerCommandOut,
     short,
 )
 from wattsched.daemon.node_power import NodePowerRefused, UnknownNode, power_node
-from wattsched.daemon.store_models import NodeRow, NodeStateRow
+from wattsched.daemon.store_models import ActionRow, NodeRow, NodeStateRow
 
 router = APIRouter(tags=["nodes"])
 
@@ -32,7 +34,32 @@ def list_nodes(session: SessionDep) -> Response:
     # Plain rows, validated and serialized once (thousands of nodes on a real cluster).
     rows = session.execute(select(*NodeRow.__table__.columns).order_by(NodeRow.name))
     nodes = _NODES.validate_python(rows.mappings().all())
+    last = last_power_commands(session)
+    for n in nodes:
+        n.last_power_command = last.get(n.name)
     return Response(_NODES.dump_json(nodes), media_type="application/json")
+
+
+def last_power_commands(session: Session, node: str | None = None) -> dict[str, PowerCommandOut]:
+    """The last power action of each node (or of ``node``), from the journal."""
+    q = select(func.max(ActionRow.id)).where(ActionRow.kind.in_(("power_on", "power_off")))
+    if node is not None:
+        q = q.where(ActionRow.nodes == node)
+    ids = session.scalars(q.group_by(ActionRow.nodes)).all()
+    if not ids:
+        return {}
+    rows = session.scalars(select(ActionRow).where(ActionRow.id.in_(ids)))
+    return {
+        str(a.nodes): PowerCommandOut(
+            action_id=a.id,
+            command=a.kind,
+            state=a.state,
+            time=a.time,
+            result=a.result,
+            error=a.error,
+        )
+        for a in rows
+    }
 
 
 @router.get(
@@ -51,8 +78,10 @@ def get_node(name: str, session: SessionDep) -> NodeDetail:
         .order_by(NodeStateRow.id.desc())
         .limit(100)
     )
+    out = NodeOut.model_validate(row)
+    out.last_power_command = last_power_commands(session, name).get(name)
     return NodeDetail(
-        **NodeOut.model_validate(row).model_dump(),
+        **out.model_dump(),
         history=[NodeStateOut.model_validate(h) for h in hist],
     )
 
