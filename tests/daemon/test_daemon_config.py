@@ -134,3 +134,60 @@ def test_connector_table_validated_when_the_config_is_read(
 def test_the_daemon_builds_its_connector_from_the_validated_table(tmp_path: Path) -> None:
     s = load_config(write(tmp_path, '[connector]\nkind = "slurm"\npartitions = ["gpu"]\n'))
     assert s.connector.rms_config().partitions == ["gpu"]
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "needle"),
+    [
+        ('{"wait_on_s": 10, "bogus": 1}', ".json", "bogus"),
+        ('{"centers": [0, 100], "weights": [0.5]}', ".json", "weights"),
+        ("[1, 2]", ".json", "expected a table"),
+        ("not json", ".json", "not valid"),
+        ("params = { queue_on = -1 }", ".toml", "queue_on"),
+    ],
+)
+def test_a_bad_hgfs_parameter_file_is_refused_at_start(
+    tmp_path: Path, content: str, suffix: str, needle: str
+) -> None:
+    from wattsched.powerctl.build import build_policy
+    from wattsched.powerctl.drivers.base import PowerDriverConfigError
+
+    f = tmp_path / f"hgfs{suffix}"
+    f.write_text(content)
+    s = load_config(
+        write(
+            tmp_path,
+            '[connector]\nkind = "slurm"\n[power]\npolicy = "hgfs"\n'
+            f'hgfs_params_file = "{f.name}"\n',
+        )
+    )
+    with pytest.raises(PowerDriverConfigError) as err:
+        build_policy(s.power)
+    assert needle in str(err.value) and str(f) in str(err.value)
+
+
+def test_a_tuned_hgfs_parameter_file_is_loaded(tmp_path: Path) -> None:
+    from wattsched.powerctl.build import build_policy
+    from wattsched.powerctl.hgfs import HGFSPolicy
+
+    f = tmp_path / "best.json"
+    f.write_text(
+        '{"params": {"wait_on_s": 120, "queue_on": 3, "centers": [0, 60], "weights": [0, 1]}}'
+    )
+    s = load_config(
+        write(
+            tmp_path,
+            '[connector]\nkind = "slurm"\n[power]\npolicy = "hgfs"\n'
+            f'hgfs_params_file = "{f.name}"\n',
+        )
+    )
+    policy = build_policy(s.power)
+    assert isinstance(policy, HGFSPolicy) and policy.params.queue_on == 3
+    assert policy.params.centers == (0, 60)
+
+
+def test_power_driver_settings_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="ipmi-ssh needs"):
+        load_config(write(tmp_path, '[connector]\nkind = "slurm"\n[power]\ndriver = "ipmi-ssh"\n'))
+    with pytest.raises(ConfigError, match="driver"):
+        load_config(write(tmp_path, '[connector]\nkind = "slurm"\n[power]\ndriver = "redfish"\n'))
