@@ -36,6 +36,7 @@ from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
 from wattsched.daemon.store import Store
 from wattsched.daemon.store_schema import make_engine, migrate
+from wattsched.powerctl.registry import make_power_policy
 from wattsched.scheduler import dispatcher as dispatchers
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 
@@ -101,6 +102,7 @@ def bench_cycle(
     cap_w: float,
     seed: int,
     full_plan: bool,
+    power_policy: str = "hgfs",
 ) -> tuple[list[float], list[float], list[int], Service]:
     """Run ``cycles`` cycles; per-cycle duration, planning seconds, queue length."""
     engine = make_engine(f"sqlite:///{root / f'bench-{int(full_plan)}.db'}")
@@ -113,6 +115,7 @@ def bench_cycle(
         mode="enforce",
         cap=PowerCap.constant(cap_w),
         cycle_seconds=60,
+        power_policy=make_power_policy(power_policy),
     )
     durations, plan_s, queue = [], [], []
     for _ in range(cycles):
@@ -195,6 +198,7 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=400)
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 4])
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--power-policy", choices=("none", "idle", "hgfs"), default="hgfs")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "daemon.md")
     args = ap.parse_args()
     runs = {}
@@ -202,8 +206,9 @@ def main() -> None:
         root = Path(tmp)
         for full in (True, False):
             runs[full] = bench_cycle(
-                root, args.nodes, args.jobs, args.cycles, args.cap_w, args.seed, full
-            )
+                root, args.nodes, args.jobs, args.cycles, args.cap_w, args.seed, full,
+                args.power_policy,
+            )  # fmt: skip
         api = bench_api(runs[True][3], root, args.requests, args.clients)
     ms = 1000.0
     load = os.getloadavg()
@@ -217,15 +222,18 @@ def main() -> None:
         f"- code: {provenance()}",
         f"- command: `.venv/bin/python bench/daemon_cycle.py --nodes {args.nodes} --jobs "
         f"{args.jobs} --cycles {args.cycles} --cap-w {args.cap_w:g} --requests "
-        f"{args.requests} --clients {' '.join(map(str, args.clients))} --seed {args.seed}`",
+        f"{args.requests} --clients {' '.join(map(str, args.clients))} --seed {args.seed} "
+        f"--power-policy {args.power_policy}`",
         "",
-        "## Cycle (PRB, SQLite, enforce mode)",
+        f"## Cycle (PRB, SQLite, enforce mode, node power policy `{args.power_policy}`)",
         "",
         f"{args.nodes} nodes x 32 cores, {args.jobs} jobs queued at the start and {args.jobs} "
         f"more arriving over the first hour; cap {args.cap_w:g} W (all nodes busy would draw "
         f"{args.nodes * (95 + 32 * 3):,} W: the cap binds); virtual clock +60 s a "
         "cycle. A cycle = snapshot, plan, record (nodes, jobs' lifecycle, the plan, a power "
-        "sample), journaled starts. `full plan`: PRB returns the whole forward schedule "
+        "sample), journaled starts, then the node power policy's decision and its journaled "
+        "commands (the power book laid over each snapshot). `full plan`: PRB returns the "
+        "whole forward schedule "
         "(what `GET /plan` serves); `starts only`: just the jobs that start now.",
         "",
         "| PRB | cycles | queued (min-max) | cycle p50 | cycle p99 | cycle max "
