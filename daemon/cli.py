@@ -6,7 +6,14 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from wattsched.daemon import client_cli, daily_cli, rms_cli, service_cli, simulate_cli
+from wattsched.daemon import (
+    client_cli,
+    daily_cli,
+    rms_cli,
+    service_cli,
+    simulate_cli,
+    tune_cli,
+)
 
 app = typer.Typer(
     name="wattsched",
@@ -50,6 +57,7 @@ daily_cli.register(app)
 app.add_typer(rms_cli.app, name="rms")
 service_cli.register(app)
 client_cli.register(app)
+tune_cli.register(app)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

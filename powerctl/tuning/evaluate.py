@@ -1,0 +1,114 @@
+"""The three objectives of a node power policy, by replay (EECluster's definitions).
+
+* **QoS**: the 90th percentile of ``wait / runtime`` over the jobs (runtime floored at 1 s):
+  0 when no job waits, 1 when one job in ten waits as long as it runs.
+* **Energy saved**: the energy not drawn by switched-off idle nodes, as a fraction of what
+  the cluster would draw with every node always on (drawn + saved).
+* **Reconfigurations**: the power commands carried out.
+
+Every replay goes through the daemon's control cycle (:func:`wattsched.daemon.replay.replay`):
+the same dispatcher, power step, safety rules and power book as production.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
+from wattsched.daemon.replay_output import outcomes
+from wattsched.powerctl.hgfs import HGFSParams, HGFSPolicy
+from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
+from wattsched.powerctl.policy import PowerPolicy
+from wattsched.scheduler import dispatcher as registry
+from wattsched.scheduler.metrics import schedule_metrics
+from wattsched.scheduler.model import Job, Node, PowerCap
+
+MIN_JOBS_PER_PART = 20
+"""A part of the split with fewer jobs than this says nothing about a policy."""
+
+
+class SplitError(ValueError):
+    """A trace too short to split; names the trace and the lengths."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A cluster and the jobs to replay on it."""
+
+    name: str
+    nodes: tuple[Node, ...]
+    jobs: tuple[Job, ...]
+    cap: PowerCap = field(default_factory=PowerCap.unlimited)
+
+
+@dataclass(frozen=True, slots=True)
+class Objectives:
+    """What a policy did on a workload."""
+
+    qos_p90: float
+    saved_fraction: float
+    reconfigurations: int
+    energy_kwh: float
+
+    def minimised(self) -> tuple[float, float, float]:
+        """The NSGA-II objectives: QoS, minus the energy saved, reconfigurations."""
+        return (self.qos_p90, -self.saved_fraction, float(self.reconfigurations))
+
+    def to_json(self) -> dict[str, float | int]:
+        """A JSON object of the four figures."""
+        return asdict(self)
+
+
+def split_in_time(
+    name: str, jobs: Sequence[Job], fractions: Sequence[float] = (0.5, 0.25, 0.25)
+) -> list[list[Job]]:
+    """The jobs cut by submit time into consecutive parts of ``fractions`` of the jobs
+    (train, validation, test); :class:`SplitError` when a part is too short."""
+    if abs(sum(fractions) - 1.0) > 1e-9 or any(f <= 0 for f in fractions):
+        raise SplitError(f"split fractions {tuple(fractions)} must be > 0 and sum to 1")
+    ordered = sorted(jobs, key=lambda j: (j.submit, j.id))
+    cuts, acc = [0], 0.0
+    for f in fractions:
+        acc += f
+        cuts.append(round(acc * len(ordered)))
+    parts = [ordered[a:b] for a, b in itertools.pairwise(cuts)]
+    sizes = [len(p) for p in parts]
+    if min(sizes) < MIN_JOBS_PER_PART:
+        raise SplitError(
+            f"{name}: {len(ordered)} jobs split {tuple(fractions)} gives parts of {sizes} jobs;"
+            f" each needs at least {MIN_JOBS_PER_PART} (use a longer trace)"
+        )
+    return parts
+
+
+def policy_for(params: HGFSParams | None, idle_s: int | None = None) -> PowerPolicy | None:
+    """HGFS with ``params``, or the idle-timeout baseline with ``idle_s``, or none."""
+    if params is not None:
+        return HGFSPolicy(params)
+    if idle_s is not None:
+        return IdleTimeoutPolicy(idle_s=idle_s)
+    return None
+
+
+def evaluate(
+    workload: Workload,
+    params: HGFSParams | None = None,
+    *,
+    idle_s: int | None = None,
+    dispatcher: str = "easy",
+) -> Objectives:
+    """Replay ``workload`` under HGFS ``params`` (or the idle timeout ``idle_s``, or no
+    policy) and measure the three objectives."""
+    cluster = SimulatedCluster(list(workload.nodes), list(workload.jobs), workload.cap)
+    replay(cluster, registry.create(dispatcher), power_policy=policy_for(params, idle_s))
+    metrics = schedule_metrics(outcomes(cluster))
+    always_on = cluster.energy_j + cluster.power_saved_j
+    return Objectives(
+        qos_p90=float(metrics["qos_p90"]),
+        saved_fraction=cluster.power_saved_j / always_on if always_on > 0 else 0.0,
+        reconfigurations=cluster.power_commands,
+        energy_kwh=cluster.energy_j / 3.6e6,
+    )

@@ -1,0 +1,105 @@
+"""Tuning HGFS by replay: the encoding, a tiny NSGA-II run, the pick, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from power_builders import bursty_workload, cluster_nodes
+
+from wattsched.powerctl.hgfs import HGFSParams
+from wattsched.powerctl.tuning.encoding import bounds, decode, encode
+from wattsched.powerctl.tuning.evaluate import SplitError, Workload, evaluate, split_in_time
+from wattsched.powerctl.tuning.front import PickError, front_json, load_front, pick
+from wattsched.powerctl.tuning.search import tune
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 2**31 - 1))
+def test_the_encoding_round_trips(n_sets: int, seed: int) -> None:
+    lo, hi = bounds(n_sets)
+    x = np.random.default_rng(seed).uniform(lo, hi)
+    p = decode(x, n_sets)  # always valid parameters (HGFSParams checks itself)
+    assert len(p.centers) == n_sets and p.wait_off_s <= p.wait_on_s
+    assert decode(encode(p), n_sets) == p
+    assert np.all(encode(p) >= lo - 1e-9) and np.all(encode(p) <= hi + 1e-9)
+
+
+def workloads() -> tuple[Workload, Workload, Workload]:
+    nodes = tuple(cluster_nodes(6))
+    parts = split_in_time("bursty", bursty_workload(120))
+    return tuple(Workload(f"p{i}", nodes, tuple(p)) for i, p in enumerate(parts))  # type: ignore[return-value]
+
+
+def dominated(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return all(y <= x for x, y in zip(a, b, strict=True)) and a != b
+
+
+@pytest.fixture(scope="module")
+def tiny() -> dict:
+    train, validation, _ = workloads()
+    result = tune(train, validation, population=8, generations=3, seed=7, workers=1)
+    return front_json(result, {"trace": "bursty"})
+
+
+def test_a_tiny_run_returns_a_non_dominated_front_that_replays_to_its_objectives(
+    tiny: dict,
+) -> None:
+    train, validation, _ = workloads()
+    objs = [
+        tuple(p["train"][k] for k in ("qos_p90", "saved_fraction", "reconfigurations"))
+        for p in tiny["points"]
+    ]
+    mins = [(q, -s, r) for q, s, r in objs]
+    assert tiny["points"]
+    assert not any(dominated(a, b) for a in mins for b in mins)
+    for p in tiny["points"]:
+        params = decode(p["x"], tiny["n_sets"])
+        assert evaluate(train, params).to_json() == p["train"]
+        assert evaluate(validation, params).to_json() == p["validation"]
+    assert {b["idle_s"] for b in tiny["baselines"]} == {300, 900, 1800, 3600}
+
+
+def test_the_same_seed_gives_the_same_front(tiny: dict) -> None:
+    train, validation, _ = workloads()
+    again = front_json(
+        tune(train, validation, population=8, generations=3, seed=7, workers=2), {"trace": "bursty"}
+    )
+    assert [p["x"] for p in again["points"]] == [p["x"] for p in tiny["points"]]
+
+
+def test_pick_respects_its_bounds_and_says_what_is_close(tiny: dict, tmp_path: Path) -> None:
+    vals = [p["validation"] for p in tiny["points"]]
+    q = sorted(v["qos_p90"] for v in vals)[len(vals) // 2]
+    r = max(v["reconfigurations"] for v in vals)
+    chosen = pick(tiny, q, r)["validation"]
+    assert chosen["qos_p90"] <= q and chosen["reconfigurations"] <= r
+    within = [v for v in vals if v["qos_p90"] <= q and v["reconfigurations"] <= r]
+    assert chosen["saved_fraction"] == max(v["saved_fraction"] for v in within)
+    with pytest.raises(PickError, match="closest"):
+        pick(tiny, -1.0, -1.0)
+    f = tmp_path / "front.json"
+    f.write_text(json.dumps(tiny))
+    assert load_front(f)["points"] == tiny["points"]
+    f.write_text("{}")
+    with pytest.raises(ValueError, match="not a wattsched tuning front"):
+        load_front(f)
+
+
+def test_a_trace_too_short_to_split_is_refused() -> None:
+    with pytest.raises(SplitError, match=r"tiny.swf: 30 jobs .* \[15, 7, 8\]"):
+        split_in_time("tiny.swf", bursty_workload(30))
+
+
+def test_a_picked_file_is_what_the_daemon_loads(tiny: dict, tmp_path: Path) -> None:
+    from wattsched.powerctl.build import load_hgfs_params
+
+    chosen = pick(tiny, 1e9, 1e9)
+    f = tmp_path / "hgfs.json"
+    f.write_text(json.dumps({"params": chosen["params"], "validation": chosen["validation"]}))
+    assert load_hgfs_params(f) == decode(chosen["x"], tiny["n_sets"])
+    assert isinstance(load_hgfs_params(f), HGFSParams)
