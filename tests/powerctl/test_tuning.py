@@ -103,3 +103,17 @@ def test_a_picked_file_is_what_the_daemon_loads(tiny: dict, tmp_path: Path) -> N
     f.write_text(json.dumps({"params": chosen["params"], "validation": chosen["validation"]}))
     assert load_hgfs_params(f) == decode(chosen["x"], tiny["n_sets"])
     assert isinstance(load_hgfs_params(f), HGFSParams)
+
+
+def test_replays_run_on_a_dask_cluster_with_the_same_front(tiny: dict) -> None:
+    """``--dask-scheduler``: the same function per replay on a Dask cluster (a LocalCluster
+    of 2 worker processes here), the same front for the same seed."""
+    from distributed import LocalCluster
+
+    train, validation, _ = workloads()
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as lc:
+        res = tune(train, validation, population=8, generations=3, seed=7,
+                   dask_scheduler=lc.scheduler_address)  # fmt: skip
+    assert [p.x for p in res.points] == [p["x"] for p in tiny["points"]]
