@@ -93,9 +93,7 @@ class PowerBook:
 
     # -- what the dispatcher sees ------------------------------------------------------------
 
-    def overlay(
-        self, snap: Snapshot, powered: Callable[[str], bool] | None = None
-    ) -> Snapshot:
+    def overlay(self, snap: Snapshot, powered: Callable[[str], bool] | None = None) -> Snapshot:
         """``snap`` with each node's state as the book knows it (see the module docstring).
 
         ``powered(name)``: asks the node's own power (its BMC) before a node the book has off

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -85,11 +85,15 @@ class Switcher:
         self.backoff_s = backoff_s
         self._sleep = sleep
 
-    def _one(self, node: str, on: bool) -> SwitchResult:
-        t0 = time.perf_counter()
-        tries = 0
+    def _one(
+        self, node: str, on: bool, *, tried: int = 0, since: float | None = None
+    ) -> SwitchResult:
+        t0 = time.perf_counter() if since is None else since
+        tries = tried
+        if tried:
+            self._sleep(self.backoff_s)  # after the batch's failed try
         retrying = Retrying(
-            stop=stop_after_attempt(self.attempts),
+            stop=stop_after_attempt(self.attempts - tried),
             wait=wait_exponential(multiplier=self.backoff_s, max=30 * max(self.backoff_s, 0.01)),
             retry=retry_if_exception(_temporary),
             sleep=self._sleep,
@@ -110,10 +114,47 @@ class Switcher:
         return SwitchResult(node, on, time.perf_counter() - t0, tries)
 
     def run(self, commands: Sequence[tuple[str, bool]]) -> list[SwitchResult]:
-        """Send ``commands`` (in parallel); their results, in the same order."""
+        """Send ``commands`` (in parallel); their results, in the same order.
+
+        A driver that can send a batch at once (``switch_batch``: ipmi-ssh) gets the first
+        try of every command in one go; the commands that failed for a temporary reason are
+        then retried one by one, with the attempts left.
+        """
         if not commands:
             return []
+        batch = getattr(self.driver, "switch_batch", None)
+        if batch is not None and len(commands) > 1:
+            t0 = time.perf_counter()
+            first = batch(commands)
+            if first is not None:
+                return self._after_batch(commands, first, t0)
         if len(commands) == 1 or self.max_parallel == 1:
             return [self._one(n, on) for n, on in commands]
         with ThreadPoolExecutor(max_workers=min(self.max_parallel, len(commands))) as pool:
             return list(pool.map(lambda c: self._one(*c), commands))
+
+    def _after_batch(
+        self,
+        commands: Sequence[tuple[str, bool]],
+        first: Mapping[str, PowerCommandError | None],
+        t0: float,
+    ) -> list[SwitchResult]:
+        out: dict[int, SwitchResult] = {}
+        again: list[int] = []
+        for i, (node, on) in enumerate(commands):
+            err = first.get(node)
+            if err is None:
+                out[i] = SwitchResult(node, on, time.perf_counter() - t0, 1)
+            elif err.temporary and self.attempts > 1:
+                again.append(i)
+            else:
+                log.warning("power %s of node %s failed: %s", "on" if on else "off", node, err)
+                out[i] = SwitchResult(node, on, time.perf_counter() - t0, 1, err)
+        if again:
+            workers = min(self.max_parallel, len(again))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                done = pool.map(
+                    lambda i: self._one(commands[i][0], commands[i][1], tried=1, since=t0), again
+                )
+                out.update(zip(again, done, strict=True))
+        return [out[i] for i in range(len(commands))]

@@ -17,6 +17,7 @@ refused password (not retried) from a BMC that does not answer (retried).
 from __future__ import annotations
 
 import re
+import shlex
 import zlib
 from collections.abc import Sequence
 
@@ -32,6 +33,13 @@ from wattsched.powerctl.drivers.base import (
 from wattsched.powerctl.drivers.bmc import BMCAddress, BMCTable, Secret
 
 REMOTE_WRAPPER = 'IFS= read -r IPMI_PASSWORD; export IPMI_PASSWORD; exec "$@"'
+BATCH = 128
+"""Nodes per remote batch (one SSH channel, one command line of their ipmitool calls)."""
+BATCH_PRELUDE = (
+    "IFS= read -r IPMI_PASSWORD; export IPMI_PASSWORD\n"
+    'r() { n=$1; shift; o=$("$@" 2>&1); c=$?; '
+    "printf '%s %s %s\\n' \"$n\" \"$c\" \"$(printf '%s' \"$o\" | tr '\\n' '\\036')\"; }"
+)
 _AUTH = re.compile(r"RAKP 2 HMAC is invalid|unauthorized name|invalid user name|password", re.I)
 _STATUS = re.compile(r"Chassis Power is (on|off)", re.I)
 
@@ -126,6 +134,50 @@ class IpmitoolDriver(PowerDriver):
 
     def status(self, node: str) -> bool | None:
         return parse_status(node, self._run(node, "status").stdout)
+
+    def switch_batch(
+        self, commands: Sequence[tuple[str, bool]]
+    ) -> dict[str, PowerCommandError | None] | None:
+        """Over SSH, many nodes in one channel: one remote ``sh`` reads the password once and
+        runs their ipmitool calls side by side (the SSH cost is paid per batch, not per
+        node); each node's error or None. None: not batched here (run them one by one)."""
+        if not self._ssh or len(commands) < 2:
+            return None
+        out: dict[str, PowerCommandError | None] = {}
+        for i in range(0, len(commands), BATCH):
+            out.update(self._batch(commands[i : i + BATCH]))
+        return out
+
+    def _batch(self, commands: Sequence[tuple[str, bool]]) -> dict[str, PowerCommandError | None]:
+        lines = [BATCH_PRELUDE]
+        for node, on in commands:
+            argv = ipmitool_argv(self.bmcs.address(node), "on" if on else "off")
+            argv[0] = self._ipmitool
+            lines.append(f"r {shlex.quote(node)} {shlex.join(argv)} &")
+        lines.append("wait")
+        script = "\n".join(lines)
+        conn = self._ssh[0]
+        stdin = (self._password.reveal() + "\n").encode()
+        limit = self.timeout_s + 5
+        try:
+            res = conn.run(["sh", "-c", script], timeout=limit, check=False, stdin=stdin)
+        except RMSTimeout:
+            msg = f"batch of {len(commands)} took more than {limit:g} s"
+            return {n: PowerCommandTimeout(n, msg) for n, _ in commands}
+        except RunnerConnectError as exc:
+            err = BMCUnreachable if not _is_host_key(exc) else PowerCommandError
+            return {n: err(n, f"management host: {exc}") for n, _ in commands}
+        got: dict[str, PowerCommandError | None] = {}
+        for line in res.stdout.split("\n"):  # not splitlines: \x1e would split too
+            node, _, rest = line.partition(" ")
+            rc_text, _, output = rest.partition(" ")
+            if node and rc_text.isdigit():
+                rc = int(rc_text)
+                got[node] = None if rc == 0 else classify(node, rc, output.replace("\x1e", "\n"))
+        for node, _ in commands:
+            if node not in got:
+                got[node] = PowerCommandError(node, f"no answer in the batch: {res.stderr[-200:]}")
+        return got
 
     def close(self) -> None:
         for conn in self._ssh:

@@ -159,3 +159,36 @@ def test_the_password_is_in_no_command_line() -> None:
 def test_ipmitool_is_installed() -> None:
     """`make test` installs ipmitool and openipmi (.ci/apt-packages.txt)."""
     assert shutil.which("ipmitool") and shutil.which("ipmi_sim")
+
+
+def test_ipmi_ssh_sends_a_batch_in_one_channel(bmc_farm: BMCFarm, power_sshd: Any) -> None:
+    """Many nodes over SSH: one remote shell runs their ipmitool calls side by side (the
+    password read once from stdin, never in the command line); a dead BMC in the batch is
+    retried alone and reported, the others switched."""
+    drv = make_driver("ipmi-ssh", bmc_farm, power_sshd)
+    assert isinstance(drv, IpmitoolDriver)
+    conn = drv._ssh[0]
+    sent: list[tuple[list[str], bytes | None]] = []
+    real = conn.run
+
+    def spy(argv: Any, **kw: Any) -> Any:
+        sent.append((list(argv), kw.get("stdin")))
+        return real(argv, **kw)
+
+    conn.run = spy  # type: ignore[method-assign]
+    bmc_farm.stop_bmc("n4")
+    try:
+        results = Switcher(drv, attempts=2, backoff_s=0).run([(n, False) for n in bmc_farm.nodes])
+    finally:
+        bmc_farm.restart_bmc("n4")
+        bmc_farm.wait_ready()
+    assert [r.ok for r in results] == [True, True, True, False]
+    assert isinstance(results[3].error, BMCUnreachable) and results[3].attempts == 2
+    assert [bmc_farm.power(n) for n in ("n1", "n2", "n3")] == [False, False, False]
+    batch_argv, stdin = sent[0]
+    assert batch_argv[:2] == ["sh", "-c"] and batch_argv[2].count("chassis power off") == 4
+    assert PASSWORD not in " ".join(batch_argv) and stdin == (PASSWORD + "\n").encode()
+    assert len(sent) == 2  # the batch, then n4 alone
+    Switcher(drv).run([(n, True) for n in bmc_farm.nodes])
+    assert all(bmc_farm.power(n) for n in bmc_farm.nodes)
+    drv.close()
