@@ -67,10 +67,11 @@ def bmc_slurm() -> Iterator[tuple[SlurmCluster, BMCFarm]]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def slurmd_alive(node: str) -> bool:
-    r = subprocess.run(
-        ["pgrep", "-f", f"slurmd -b -D -N {node} "], capture_output=True, check=False
-    )
+def slurmd_alive(node: str, conf: Path) -> bool:
+    """Whether this cluster's slurmd of ``node`` runs (other Slurm fixtures may run their own
+    slurmd of a node of the same name: the config path tells them apart)."""
+    pattern = f"slurmd -b -D -N {node} -f {conf}"
+    r = subprocess.run(["pgrep", "-f", pattern], capture_output=True, check=False)
     return r.returncode == 0
 
 
@@ -90,6 +91,7 @@ def service(h: SlurmHarness, tmp_path: Path, control: PowerControl) -> Service:
 
 
 def run_loop(svc: Service, h: SlurmHarness, farm: BMCFarm) -> None:
+    conf = h.cluster.conf
     """Switch one idle node off, then bring it back for a job that needs every node."""
     assert svc.run_now().ok
     wait(lambda: any(not farm.power(n) for n in farm.nodes), "a BMC to say off", timeout=15)
@@ -98,7 +100,7 @@ def run_loop(svc: Service, h: SlurmHarness, farm: BMCFarm) -> None:
         acts = [(a.kind, a.nodes, a.state, a.error) for a in s.scalars(select(ActionRow))]
     assert len(off) == 1, f"one node should be off: {off}; journal {acts}; {svc.last}"
     node = off[0]
-    wait(lambda: not slurmd_alive(node), f"{node}'s slurmd to stop")
+    wait(lambda: not slurmd_alive(node, conf), f"{node}'s slurmd to stop")
 
     def seen_off() -> bool:
         assert svc.run_now().ok and svc.last is not None
@@ -116,7 +118,7 @@ def run_loop(svc: Service, h: SlurmHarness, farm: BMCFarm) -> None:
     wait(started, "the job to start on the node switched back on", timeout=120)
     ran = h.ran_on(jid)
     assert ran is not None and node in ran
-    assert farm.power(node) and slurmd_alive(node)
+    assert farm.power(node) and slurmd_alive(node, conf)
     with svc.store.sessions() as s:
         rows = [(a.kind, a.nodes, a.state) for a in s.scalars(select(ActionRow))]
     assert ("power_off", node, "done") in rows and ("power_on", node, "done") in rows
