@@ -238,18 +238,20 @@ class OnOff(enum.StrEnum):
 
     ON = "on"
     OFF = "off"
+    STATUS = "status"
 
 
 def power(
     nodes: Annotated[str, typer.Argument(help="Nodes, as a node set: n[1-4],n7.")],
-    state: Annotated[OnOff, typer.Argument(help="on or off.")],
+    state: Annotated[OnOff, typer.Argument(help="on, off, or status.")],
     config: ConfigOpt = None,
     url: UrlOpt = None,
     token_file: TokenOpt = None,
     timeout: TimeoutOpt = 30.0,
 ) -> None:
     """Switch nodes on or off through a running daemon, under its safety rules (needs the
-    token); a node a rule protects is reported and the others go on (exit 1 if any failed)."""
+    token); a node a rule protects is reported and the others go on (exit 1 if any failed).
+    ``status``: each node's power state as the daemon sees it and its last power command."""
     from wattsched.daemon.cli_common import parse_nodes
 
     try:
@@ -257,6 +259,24 @@ def power(
     except CliError as exc:
         raise fail(str(exc)) from None
     target = _target(config, url, token_file)
+    if state is OnOff.STATUS:
+        known = {n["name"]: n for n in _call(target, "GET", "/nodes", timeout)}
+        missing = [n for n in names if n not in known]
+        for name in names:
+            if name in known:
+                n = known[name]
+                last = n.get("last_power_command") or {}
+                typer.echo(
+                    f"{name} {n['power_state']}"
+                    + (
+                        f" (last: {last['command']} {last['state']} at {last['time']})"
+                        if last
+                        else ""
+                    )
+                )
+        if missing:
+            raise fail(f"unknown node(s): {', '.join(missing)}", 1)
+        return
     failed = 0
     for name in names:
         try:

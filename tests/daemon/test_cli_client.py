@@ -50,6 +50,10 @@ def test_status_plan_cap_and_mode_from_the_config(tmp_path: Path) -> None:
         assert (r.returncode == 0 and '"on": false' in r.stdout) or (
             r.returncode == 1 and "409" in r.stderr
         ), (r.stdout, r.stderr)
+        r = run_cli("power", node, "status", "-c", str(cfg))
+        assert r.returncode == 0 and r.stdout.startswith(f"{node} "), r.stderr
+        r = run_cli("power", "nope1", "status", "-c", str(cfg))
+        assert r.returncode == 1 and "unknown node(s): nope1" in r.stderr
         # Without a token (an explicit URL, no config found): refused before any request.
         r = run_cli_env({"WATTSCHED_CONFIG": ""}, "mode", "enforce", "--url", d.url)
         assert r.returncode == 2 and "no token" in r.stderr
