@@ -27,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.acting import start_planned
+from wattsched.daemon.api.schemas import PowerDecisionOut
 from wattsched.daemon.controller import run_cycle
 from wattsched.daemon.cycle_state import (
     Counters,
@@ -39,7 +40,7 @@ from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
 from wattsched.daemon.journal import RECONCILED
 from wattsched.daemon.outside_starts import gated_now, record_outside_starts
-from wattsched.daemon.power_cycle import PowerControl, apply_power_policy, count_power
+from wattsched.daemon.power_cycle import PowerControl, power_step
 from wattsched.daemon.readiness import readiness_problem
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import CycleRecord, Store
@@ -105,6 +106,8 @@ class Service:
         self._requeues: set[tuple[str, int]] = store.requeues_seen()
         self._gave_up: set[str] = set()
         self._gated: set[str] = set()
+        self.last_power_decision: PowerDecisionOut | None = None
+        """The power policy's decision at the last cycle (``/status``; advise: not sent)."""
         self.last_plan: Plan | None = None
         """The plan of the last successful cycle (the safety rules of a manual command)."""
         """Jobs seen waiting behind the gate at the last cycle (outside starts)."""
@@ -345,16 +348,10 @@ class Service:
         return summary
 
     def _power(self, snap: Snapshot, plan: Plan, cycle_id: int, *, act: bool) -> None:
-        out = apply_power_policy(
-            self.power, self.connector, self.store, snap, plan, act=act, cycle_id=cycle_id
-        )
-        if not act and not out.decision.empty:
-            log.info(
-                "advise mode: the power policy would switch off %s, on %s (%s)",
-                ",".join(out.decision.off) or "-", ",".join(out.decision.on) or "-",
-                out.decision.reason,
-            )  # fmt: skip
-        count_power(self.counters, self.power, out.results, refused=len(out.refused))
+        self.last_power_decision = power_step(
+            self.power, self.connector, self.store, self.counters, snap, plan,
+            cycle_id=cycle_id, act=act,
+        )  # fmt: skip
 
     def _enforce(
         self, snap: Snapshot, plan: Plan, cycle_id: int, keep_back: Set[str] = frozenset()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.acting import Outcome, StartJournal
+from wattsched.daemon.api.schemas import PowerDecisionOut
 from wattsched.daemon.cycle_state import Counters
 from wattsched.powerctl.drivers.base import PowerDriver
 from wattsched.powerctl.drivers.rms import RMSPowerDriver
@@ -208,3 +209,30 @@ def count_power(
             counters.error("power")
     for _ in range(refused):
         counters.error("power_refused")
+
+
+def power_step(
+    control: PowerControl,
+    connector: Connector,
+    journal: StartJournal,
+    counters: Counters,
+    snap: Snapshot,
+    plan: Plan,
+    *,
+    cycle_id: int | None,
+    act: bool,
+) -> PowerDecisionOut:
+    """The daemon's power step: the policy's decision carried out when ``act`` (enforce),
+    counted, and returned as ``/status`` publishes it (advise: logged, not sent)."""
+    out = apply_power_policy(control, connector, journal, snap, plan, act=act, cycle_id=cycle_id)
+    d = out.decision
+    if not act and not d.empty:
+        log.info(
+            "advise mode: the power policy would switch off %s, on %s (%s)",
+            ",".join(d.off) or "-", ",".join(d.on) or "-", d.reason,
+        )  # fmt: skip
+    count_power(counters, control, out.results, refused=len(out.refused))
+    return PowerDecisionOut(
+        policy=getattr(control.policy, "name", "policy"), off=list(d.off), on=list(d.on),
+        reason=d.reason, carried_out=act,
+    )  # fmt: skip

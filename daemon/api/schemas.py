@@ -73,6 +73,19 @@ class Status(BaseModel):
         default_factory=dict, description="where each setting comes from: file, environment, "
         "default, or api"
     )  # fmt: skip
+    power_decision: PowerDecisionOut | None = None
+    """The node power policy's decision at the last cycle (in advise mode: what it would do)."""
+
+
+class PowerDecisionOut(BaseModel):
+    """What the node power policy decided at a cycle."""
+
+    policy: str
+    off: list[str]
+    on: list[str]
+    reason: str
+    carried_out: bool
+    """False in advise mode: published, not sent."""
 
 
 class PowerCommandOut(BaseModel):

@@ -86,3 +86,25 @@ def test_the_daemon_and_a_replay_switch_the_same_nodes(sqlite_engine: Engine) ->
     assert len(rows) == sim.power_commands and all(a.state == "done" for a in rows)
     # The nodes it switched off saved energy: idle draw minus off draw, over the clock.
     assert svc.counters.copy()["saved_j"] > 0
+
+
+def test_advise_mode_publishes_the_power_decision_and_sends_nothing(sqlite_engine: Engine) -> None:
+    from fastapi.testclient import TestClient
+
+    from wattsched.daemon.api.app import create_app
+    from wattsched.daemon.config import Settings
+    from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
+
+    cluster = SimulatedCluster(eurora_like_nodes(4), [], PowerCap.unlimited())
+    svc = Service(
+        cluster, registry.create("prb"), Store(sqlite_engine), mode="advise",
+        power_policy=IdleTimeoutPolicy(idle_s=0, min_on=1),
+    )  # fmt: skip
+    assert svc.run_now().ok
+    assert cluster.power_commands == 0
+    with TestClient(create_app(Settings(connector={"kind": "slurm"}), svc)) as c:
+        d = c.get("/status").json()["power_decision"]
+    assert d["policy"] == "idle" and d["carried_out"] is False and len(d["off"]) == 3
+    svc.set_mode("enforce")
+    assert svc.run_now().ok and cluster.power_commands == 3
+    assert svc.last_power_decision is not None and svc.last_power_decision.carried_out

@@ -64,4 +64,5 @@ def get_status(service: ServiceDep, session: SessionDep) -> Status:
         nodes_by_state=dict(last.nodes_by_state) if last else {},
         errors=errors,
         sources=service.sources,
+        power_decision=service.last_power_decision,
     )
