@@ -153,7 +153,7 @@ def _load_builtin() -> None:
     # Imported lazily so that the registry has no import cycle with the dispatchers.
     import importlib
 
-    for mod in ("fifo", "easy", "prb", "hybrid"):
+    for mod in ("fifo", "easy", "prb", "hybrid", "profitsched.dispatcher"):
         try:
             importlib.import_module(f"wattsched.scheduler.{mod}")
         except ModuleNotFoundError as exc:  # a dispatcher not written yet
