@@ -146,6 +146,21 @@ class PowerSettings(BaseModel):
         return self
 
 
+class CoolingSettings(BaseModel):
+    """The ``[cooling]`` table: PUE, cooling power and profit rate in ``/status`` and the
+    metrics (``kind = "none"``: not reported)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["none", "air", "hybrid"] = "none"
+    season: Literal["winter", "summer"] = "summer"
+    """The built-in daily temperature profile (UTC), unless ``temperature_file``."""
+    temperature_file: Path | None = None
+    """``time,celsius`` CSV (a forecast)."""
+    prices_file: Path | None = None
+    """Prices TOML (core-hour, GPU-hour, energy per kWh or a tariff file)."""
+
+
 class ConnectorSettings(BaseModel):
     """Which resource manager to drive, and its parameters.
 
@@ -228,6 +243,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     power: PowerSettings = Field(default_factory=PowerSettings)
     connector: ConnectorSettings = Field(default_factory=lambda: ConnectorSettings(kind="slurm"))
+    cooling: CoolingSettings = Field(default_factory=CoolingSettings)
 
     @field_validator("dispatcher")
     @classmethod
@@ -349,6 +365,8 @@ def load_config(path: Path | str | None) -> Settings:
             _resolve(base, data["api"], _API_PATH_KEYS)
         if isinstance(data.get("connector"), dict):
             _resolve(base, data["connector"], _CONNECTOR_PATH_KEYS)
+        if isinstance(data.get("cooling"), dict):
+            _resolve(base, data["cooling"], ("temperature_file", "prices_file"))
         power = data.get("power")
         if isinstance(power, dict):
             _resolve(base, power, ("hgfs_params_file",))

@@ -70,6 +70,12 @@ class CycleSummary:
     planned_mean_wait_s: float | None = None
     solver_status: str | None = None
     started: int = 0
+    celsius: float | None = None
+    """Outside temperature (with a ``[cooling]`` table), then the PUE at the IT power, the
+    cooling power and the profit rate (revenue less energy cost, per hour)."""
+    pue: float | None = None
+    cooling_w: float | None = None
+    profit_per_h: float | None = None
 
 
 class Counters:

@@ -29,6 +29,7 @@ from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.acting import start_planned
 from wattsched.daemon.api.schemas import PowerDecisionOut
 from wattsched.daemon.controller import run_cycle
+from wattsched.daemon.cooling_report import CoolingReporter, summary_fields
 from wattsched.daemon.cycle_state import (
     Counters,
     CycleSummary,
@@ -73,6 +74,7 @@ class Service:
         requeue: RequeuePolicy = "replan",
         power_policy: PowerPolicy | None = None,
         power: PowerControl | None = None,
+        cooling: CoolingReporter | None = None,
         before_cycle: Callable[[], None] | None = None,
         clock: Clock = time.time,
         timer: Clock = time.perf_counter,
@@ -92,6 +94,7 @@ class Service:
         self.cycle_seconds = cycle_seconds
         self.max_start_attempts = max_start_attempts
         self.requeue: RequeuePolicy = requeue
+        self.cooling = cooling
         self.power = power or PowerControl.through_connector(connector, power_policy)
         """The node power policy, driver and state book (the policy may be none)."""
         self.before_cycle = before_cycle
@@ -307,6 +310,7 @@ class Service:
             planned_mean_wait_s=wait,
             solver_status=plan.stats.status,
             started=started,
+            **summary_fields(self.cooling, snap, power_w),
         )
         self.last = summary
         self.last_ok_mono = self.monotonic()

@@ -116,6 +116,20 @@ class ServiceCollector(Collector):
         )
         build.add_metric([build_version()], 1.0)
         yield from (power, cap, nodes, jobs, wait, solver, up, last_ts, mode, build)
+        if last is not None and last.pue is not None:
+            for name, doc, value in (
+                ("wattsched_pue_ratio", "PUE at the estimated IT power and outside temperature",
+                 last.pue),
+                ("wattsched_cooling_power_estimate_watts", "cooling power: IT power x (PUE - 1)",
+                 last.cooling_w),
+                ("wattsched_outside_temperature_celsius", "outside temperature (the [cooling] "
+                 "profile or forecast)", last.celsius),
+                ("wattsched_profit_rate_per_hour", "revenue of the running jobs less the IT and "
+                 "cooling energy cost, in the prices' currency per hour", last.profit_per_h),
+            ):  # fmt: skip
+                g = GaugeMetricFamily(name, doc)
+                g.add_metric([], float(value or 0.0))
+                yield g
 
         hist = HistogramMetricFamily(
             "wattsched_cycle_duration_seconds", "duration of a control cycle"

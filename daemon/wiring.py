@@ -11,6 +11,7 @@ from collections.abc import Callable
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.config import Settings
+from wattsched.daemon.cooling_report import build_reporter
 from wattsched.daemon.loop import Service
 from wattsched.daemon.power_cycle import PowerControl
 from wattsched.daemon.store import Store
@@ -146,6 +147,12 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         max_start_attempts=settings.max_start_attempts,
         requeue=settings.requeue,
         power=build_power_control(settings, connector),
+        cooling=build_reporter(
+            settings.cooling.kind,
+            settings.cooling.season,
+            str(settings.cooling.temperature_file) if settings.cooling.temperature_file else None,
+            str(settings.cooling.prices_file) if settings.cooling.prices_file else None,
+        ),
         before_cycle=before,
         clock=clock,
     )

@@ -73,6 +73,14 @@ class Status(BaseModel):
         default_factory=dict, description="where each setting comes from: file, environment, "
         "default, or api"
     )  # fmt: skip
+    celsius: float | None = None
+    """Outside temperature at the last cycle (with a ``[cooling]`` table)."""
+    pue: float | None = None
+    """PUE at the estimated IT power and that temperature."""
+    cooling_w: float | None = None
+    """Cooling power: IT power x (PUE - 1)."""
+    profit_per_h: float | None = None
+    """What the running jobs earn per hour less the IT and cooling energy cost per hour."""
     power_decision: PowerDecisionOut | None = None
     """The node power policy's decision at the last cycle (in advise mode: what it would do)."""
 

@@ -65,4 +65,8 @@ def get_status(service: ServiceDep, session: SessionDep) -> Status:
         errors=errors,
         sources=service.sources,
         power_decision=service.last_power_decision,
+        celsius=last.celsius if last else None,
+        pue=last.pue if last else None,
+        cooling_w=last.cooling_w if last else None,
+        profit_per_h=last.profit_per_h if last else None,
     )
