@@ -38,6 +38,8 @@ class NodePower:
     last_command: str | None = None
     """``on`` or ``off``: the last command sent."""
     last_failure: int | None = None
+    seen_down: bool = False
+    """The RMS has reported the node not up since it was asked off: its "up" is news."""
 
 
 class PowerBook:
@@ -65,7 +67,8 @@ class PowerBook:
             state = PowerState.BOOTING if on else PowerState.SHUTTING_DOWN
         rec = self.nodes.get(node.name)
         failure = rec.last_failure if rec else None
-        self.nodes[node.name] = NodePower(state, time_, "on" if on else "off", failure)
+        seen = bool(on and rec is not None and rec.seen_down)
+        self.nodes[node.name] = NodePower(state, time_, "on" if on else "off", failure, seen)
 
     def failed(self, node: Node, on: bool, time_: int, *, outcome_unknown: bool) -> None:
         """A command failed (``outcome_unknown``: it timed out, the node may have switched)."""
@@ -111,9 +114,13 @@ class PowerBook:
             return node
         rms = node.state
         up = rms is PowerState.ON and node.available
+        if not up:
+            rec.seen_down = True
         state = rec.state
         if state is PowerState.BOOTING:
-            if up:
+            # The RMS may still call a node it has not missed yet "up" (Slurm, until
+            # SlurmdTimeout): its "up" counts once it was seen down, or after the boot time.
+            if up and (rec.seen_down or now - rec.since >= node.boot_s):
                 state = self._settle(node.name, PowerState.ON, now)
             elif now - rec.since > self.boot_timeout_s:
                 state = self._time_out(
@@ -146,6 +153,11 @@ class PowerBook:
             return node
         if failure is not None and (node.last_power_failure or -1) < failure:
             node = dataclasses.replace(node, last_power_failure=failure)
+        if state in (PowerState.OFF, PowerState.BOOTING) and rms is PowerState.FAILED:
+            # Down for the RMS because we switched it off (a node that stopped answering):
+            # that fault is ours, the node may be switched on again and used once back. (An
+            # admin's drain on a running node still shows: the node is then ON for the RMS.)
+            node = dataclasses.replace(node, available=True)
         return node if state is node.state else dataclasses.replace(node, state=state)
 
     def _settle(self, name: str, state: PowerState, now: int) -> PowerState:

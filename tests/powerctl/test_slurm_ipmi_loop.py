@@ -24,6 +24,7 @@ from ipmi_farm import PASSWORD, USER, BMCFarm
 from slurm_cluster import SlurmCluster, missing_binaries, start_cluster
 from sqlalchemy import select
 
+from wattsched.connectors.rms_options import RMSOptions
 from wattsched.connectors.runner import SSHRunner
 from wattsched.daemon.loop import Service
 from wattsched.daemon.power_cycle import PowerControl
@@ -50,9 +51,16 @@ def bmc_slurm() -> Iterator[tuple[SlurmCluster, BMCFarm]]:
     root.chmod(0o755)
     lua = REPO / "deploy" / "slurm" / "job_submit.lua"
     cluster = start_cluster(root, 4, slurmd_nodes=0, job_submit_lua=lua)
-    farm = BMCFarm(
-        root / "bmcs", 4, startcmd=f"/usr/sbin/slurmd -b -D -N {{node}} -f {cluster.conf}"
-    )
+    # Each node's power is its slurmd, unless a test made the node "broken" (it powers on
+    # and never comes back).
+    for n in cluster.nodes:
+        script = root / f"start-{n}.sh"
+        script.write_text(
+            f"#!/bin/sh\n[ -e {root}/broken-{n} ] && exec sleep 100000\n"
+            f"exec /usr/sbin/slurmd -b -D -N {n} -f {cluster.conf}\n"
+        )
+        script.chmod(0o755)
+    farm = BMCFarm(root / "bmcs", 4, startcmd=f"{root}/start-{{node}}.sh")
     try:
         farm.start()
         if not cluster.wait_idle(60):
@@ -80,6 +88,13 @@ def wait(cond: Callable[[], bool], what: str, timeout: float = 90) -> None:
     while not cond():
         assert time.monotonic() < end, f"timed out waiting for {what}"
         time.sleep(0.5)
+
+
+def harness(cluster: SlurmCluster) -> SlurmHarness:
+    """The Slurm backend; nodes boot in seconds here (a real one: minutes)."""
+    h = SlurmHarness(cluster)
+    h.connector.options = RMSOptions(default_walltime_s=3600, boot_s=3)
+    return h
 
 
 def service(h: SlurmHarness, tmp_path: Path, control: PowerControl) -> Service:
@@ -143,7 +158,7 @@ def test_ipmi_ssh_switches_an_idle_node_off_and_back_for_a_job(
     bmc_slurm: tuple[SlurmCluster, BMCFarm], power_sshd: Any, tmp_path: Path
 ) -> None:
     cluster, farm = bmc_slurm
-    h = SlurmHarness(cluster)
+    h = harness(cluster)
     ssh = SSHRunner(
         "127.0.0.1", user="root", port=power_sshd.port, key_file=power_sshd.key_file,
         known_hosts=power_sshd.known_hosts,
@@ -188,7 +203,7 @@ def test_slurm_power_saving_through_wattsched_power(
             f'#!/bin/sh\nexec {bindir / "wattsched-power"} {action} -c {cfg} "$1" '
             f">> {cluster.root / 'log' / 'wattsched-power.log'} 2>&1\n"
         )
-    h = SlurmHarness(cluster)
+    h = harness(cluster)
     control = PowerControl.through_connector(
         h.connector, IdleTimeoutPolicy(idle_s=0, min_on=3),
         book=PowerBook(boot_timeout_s=120, shutdown_timeout_s=60),
@@ -198,4 +213,52 @@ def test_slurm_power_saving_through_wattsched_power(
         log = (cluster.root / "log" / "wattsched-power.log").read_text()
         assert "power_off" in log and "power_on" in log
     finally:
+        cleanup(cluster, farm)
+
+
+def test_a_node_that_never_comes_back_is_marked_failed_and_the_cycle_goes_on(
+    bmc_slurm: tuple[SlurmCluster, BMCFarm], tmp_path: Path
+) -> None:
+    """Switched off, then on for a job, a node whose BMC says on but whose slurmd never
+    returns is ``failed`` after the boot time limit (with the time, the back-off on); the
+    cycle goes on, the job waits, nothing is started on it."""
+    cluster, farm = bmc_slurm
+    h = harness(cluster)
+    driver = IpmitoolDriver(
+        BMCTable(template=None, user=USER, table=farm.table()), Secret(PASSWORD)
+    )
+    control = PowerControl(
+        Switcher(driver, attempts=2, backoff_s=0.2),
+        IdleTimeoutPolicy(idle_s=0, min_on=3),
+        PowerBook(boot_timeout_s=10, shutdown_timeout_s=60),
+    )
+    svc = service(h, tmp_path, control)
+    try:
+        assert svc.run_now().ok
+        wait(lambda: any(not farm.power(n) for n in farm.nodes), "a BMC to say off", timeout=15)
+        node = next(n for n in farm.nodes if not farm.power(n))
+        (cluster.root / f"broken-{node}").touch()
+        # Slurm notices the dead slurmd (SlurmdTimeout): the node is down for it too.
+        wait(lambda: "DOWN" in cluster.node_states()[node] or "NOT_RESPONDING"
+             in cluster.node_states()[node], f"Slurm to miss {node}", timeout=90)  # fmt: skip
+        jid = h.submit(4, seconds=20)
+
+        def failed() -> bool:
+            s = svc.run_now()
+            assert s.ok
+            return s.nodes_by_state.get("failed", 0) == 1
+
+        wait(failed, f"{node} to be marked failed", timeout=60)
+        assert farm.power(node), "the BMC did switch it on"
+        rec = control.book.nodes[node]
+        assert rec.last_failure is not None
+        assert h.ran_on(jid, timeout=0.5) is None, "nothing may start on a node that is not back"
+        with svc.store.sessions() as s:
+            kinds = [(a.kind, a.nodes, a.state) for a in s.scalars(select(ActionRow))]
+        assert ("power_on", node, "done") in kinds
+        assert not any(k == "start" for k, _, _ in kinds)
+    finally:
+        (cluster.root / f"broken-{node}").unlink(missing_ok=True)
+        farm.ipmitool(node, "chassis", "power", "off")
+        time.sleep(1)
         cleanup(cluster, farm)
