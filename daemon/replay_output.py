@@ -164,3 +164,25 @@ def plot_replay(path: Path, cluster: SimulatedCluster, title: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def profit_metrics(cluster: SimulatedCluster, model: Any, prices: Any) -> dict[str, float]:
+    """The profit evaluator's figures of a replay (every started job, over the whole run)."""
+    from wattsched.scheduler.profit import Executions, evaluate_profit
+
+    rows = [
+        (
+            r.start,
+            r.end,
+            r.power_w,
+            r.job.unit.cores * r.job.units,
+            r.job.unit.mem_mb * r.job.units,
+            r.job.unit.gpus * r.job.units,
+            r.job.unit.mics * r.job.units,
+        )
+        for r in cluster.records.values()
+        if r.start is not None and r.end is not None
+    ]
+    if not rows:
+        return {}
+    return evaluate_profit(Executions.of(rows), model, prices).as_metrics()

@@ -95,7 +95,7 @@ def load_system(
 
 def simulate(
     trace: TraceOpt,
-    dispatcher: Annotated[str, typer.Option(help="fifo, easy, prb, hybrid, hybrid-nofb.")],
+    dispatcher: Annotated[str, typer.Option(help="fifo, easy, prb, hybrid, hybrid-nofb, profit.")],
     metrics_out: Annotated[Path, typer.Option(help="Metrics JSON to write.")],
     schedule_out: Annotated[Path, typer.Option(help="Schedule CSV to write.")],
     fmt: FormatOpt = TraceFormat.SWF,
@@ -132,6 +132,10 @@ def simulate(
     idle_s: Annotated[
         int, typer.Option(min=0, help="Idle seconds before power-off (--power-policy idle).")
     ] = 1800,
+    cooling: Annotated[
+        str, typer.Option(help="none, air or hybrid: add profit, PUE and cooling metrics.")
+    ] = "none",
+    season: Annotated[str, typer.Option(help="winter or summer (with --cooling).")] = "summer",
 ) -> None:
     """Replay a trace through the control cycle and write metrics, schedule, power and plot."""
     from wattsched.connectors.traces.errors import TraceError
@@ -145,6 +149,7 @@ def simulate(
         ):
             jobs = [dataclasses.replace(j, runtime=j.walltime) for j in jobs]
         cap = _load_cap(power_cap, power_cap_file, jobs, offline)
+        scorer = out_profit_scorer(cooling, season)
     except TraceError as exc:
         raise _fail(str(exc)) from exc
     except ValueError as exc:
@@ -169,7 +174,17 @@ def simulate(
         title=f"{trace.name}: {dispatcher}",
         progress=progress,
         power_policy=make_power_policy(power_policy, idle_s),
+        profit_scorer=scorer,
     )
+
+
+def out_profit_scorer(cooling: str, season: str) -> Any:
+    """The cooling-aware profit scorer of ``--cooling`` (None for ``none``)."""
+    if cooling == "none":
+        return None
+    from wattsched.daemon.cooling_report import build_reporter
+
+    return build_reporter(cooling, season, None, None)
 
 
 def run_simulation(
@@ -189,8 +204,13 @@ def run_simulation(
     title: str,
     progress: bool,
     power_policy: PowerPolicy | None = None,
+    profit_scorer: Any = None,
 ) -> dict[str, Any]:
     """Replay and write every output; returns the metrics.
+
+    With a ``profit_scorer`` (a :class:`~wattsched.daemon.cooling_report.CoolingReporter`)
+    the metrics add the profit evaluator's figures over the replay (``profit``, ``revenue``,
+    ``energy_cost``, ``cooling_kwh``, ``mean_pue``...).
 
     With a ``power_policy`` the metrics add ``energy_saved_kwh`` (energy not drawn by nodes
     that were off or switching, against every node on and idle over the same replay),
@@ -253,6 +273,8 @@ def run_simulation(
             extra["solver"] = solver_summary(result.solver_stats)
         except ImportError:
             pass
+    if profit_scorer is not None:
+        extra.update(out.profit_metrics(cluster, profit_scorer.model, profit_scorer.prices))
     metrics = out.replay_metrics(result, skipped_jobs=skipped, extra=extra)
     out.write_metrics(metrics_out, metrics)
     out.write_schedule(schedule_out, cluster)
