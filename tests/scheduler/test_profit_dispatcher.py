@@ -38,3 +38,25 @@ def test_bad_parameters_are_refused() -> None:
         registry.create("profit", time_budget_s=0)
     with pytest.raises(ValueError, match="cooling"):
         registry.create("profit", cooling="water")
+
+
+def test_any_replay_can_be_scored_for_profit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``simulate --cooling``: the metrics of a PRB replay gain the profit figures, and
+    summer air cooling costs more than winter's for the same schedule."""
+    from wattsched.daemon.simulate_cli import out_profit_scorer, run_simulation
+
+    nodes, jobs = eurora_like_nodes(4), eurora_like_jobs(20, seed=4)
+    got = {}
+    for season in ("summer", "winter"):
+        got[season] = run_simulation(
+            nodes, jobs, PowerCap.unlimited(), dispatcher_name="prb", params={},
+            offline=False, metrics_out=tmp_path / f"{season}.json",
+            schedule_out=tmp_path / f"{season}.csv", power_out=None, plot=None, skipped=0,
+            report={}, title="t", progress=False,
+            profit_scorer=out_profit_scorer("air", season),
+        )  # fmt: skip
+    for m in got.values():
+        assert m["profit"] == pytest.approx(m["revenue"] - m["energy_cost"])
+        assert m["mean_pue"] >= 1.0
+    assert got["summer"]["cooling_kwh"] > got["winter"]["cooling_kwh"]
+    assert got["summer"]["makespan_s"] == got["winter"]["makespan_s"]
