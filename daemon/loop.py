@@ -39,7 +39,6 @@ from wattsched.daemon.cycle_state import (
 )
 from wattsched.daemon.cycle_timer import CycleTimer
 from wattsched.daemon.job_records import StartRecord
-from wattsched.daemon.journal import RECONCILED
 from wattsched.daemon.outside_starts import gated_now, record_outside_starts
 from wattsched.daemon.power_cycle import PowerControl, power_step
 from wattsched.daemon.readiness import readiness_problem
@@ -115,6 +114,11 @@ class Service:
         """The plan of the last successful cycle (the safety rules of a manual command)."""
         """Jobs seen waiting behind the gate at the last cycle (outside starts)."""
         self._reconciled = False
+        self.role = "leader"
+        """``leader`` acts; ``standby`` (high availability) serves the API read-only and
+        waits for the store's lock (:mod:`wattsched.daemon.leader`)."""
+        self.rebuild_connector: Callable[[], Connector] | None = None
+        """Set for a connector that lives in memory (simulated): rebuilt at a take-over."""
         self._timer: CycleTimer | None = None
         self.monotonic: Clock = time.monotonic
         self.last_ok_mono: float | None = None
@@ -176,39 +180,12 @@ class Service:
     # -- start-up ----------------------------------------------------------------------------
 
     def reconcile(self) -> int:
-        """Settle the actions left ``pending`` by a crash against the RMS; how many there were.
+        """Settle the actions a crash left ``pending`` (:func:`.leader.reconcile_pending`)."""
+        from wattsched.daemon.leader import reconcile_pending
 
-        A start whose job now runs is ``done``; one whose job is still pending (or gone) is
-        ``failed``, so that a later cycle may start it once. Other kinds cannot be checked and
-        are ``failed`` with an explanation. Until it has succeeded once, every cycle calls it
-        before acting.
-        """
-        pending = self.store.pending_actions()
-        if not pending:
-            self._reconciled = True
-            return 0
-        snap = self.connector.snapshot()
-        running = {rj.job.id for rj in snap.running}
-        queued = {j.id for j in snap.queued}
-        for a in pending:
-            if a.kind == "start" and a.job_id in running:
-                self.store.finish_action(a.id, "done", result="reconciled: running after restart")
-                nodes = tuple((a.nodes or "").split(","))
-                self._starts[a.job_id] = StartRecord(a.incarnation, a.time, nodes)
-                self.counters.action("start", "reconciled_done")
-            elif a.kind == "start" and a.job_id in queued:
-                self.store.finish_action(
-                    a.id, "failed", error=f"{RECONCILED} interrupted, job still pending"
-                )
-                self.counters.action("start", "reconciled_failed")
-            else:
-                self.store.finish_action(
-                    a.id, "failed", error=f"{RECONCILED} interrupted, outcome unknown"
-                )
-                self.counters.action(a.kind, "reconciled_failed")
-        log.warning("reconciled %d pending action(s) after a restart", len(pending))
+        n = reconcile_pending(self)
         self._reconciled = True
-        return len(pending)
+        return n
 
     # -- the cycle -------------------------------------------------------------------------------
 

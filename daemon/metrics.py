@@ -93,6 +93,11 @@ class ServiceCollector(Collector):
         )
         mode = GaugeMetricFamily("wattsched_enforce_mode", "1 in enforce mode, 0 in advise")
         mode.add_metric([], 1.0 if self.service.mode == "enforce" else 0.0)
+        leader = GaugeMetricFamily(
+            "wattsched_leader", "1 when this daemon leads (acts), 0 on a standby"
+        )
+        leader.add_metric([], 1.0 if self.service.role == "leader" else 0.0)
+        yield leader
         if last is not None:
             if last.power_w is not None:
                 power.add_metric([], last.power_w)

@@ -12,6 +12,8 @@ def readiness_problem(service: Service, stale_periods: float = 3.0, max_failures
     """Why the daemon is not ready ("" when it is): no successful cycle within
     ``stale_periods`` periods (on the monotonic clock), ``max_failures`` cycles failed in
     a row (the RMS or the database), or the store's file replaced or deleted."""
+    if service.role != "leader":
+        return "standby: another daemon leads; this one takes over when it dies"
     problem = service.store.file_problem()
     if problem:
         return problem

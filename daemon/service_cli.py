@@ -36,6 +36,13 @@ def serve(
             "busy cluster; never after losing the database: restore it instead)."
         ),
     ] = False,
+    standby: Annotated[
+        bool,
+        typer.Option(
+            help="High availability: when another daemon leads on this store, serve the API "
+            "read-only and take over when it dies (instead of refusing to start)."
+        ),
+    ] = False,
 ) -> None:
     """Run the daemon: the control loop, the REST API and /metrics (SIGTERM stops it)."""
     import uvicorn
@@ -43,7 +50,12 @@ def serve(
     from wattsched.connectors.base import ConnectorError
     from wattsched.daemon.api.app import create_app
     from wattsched.daemon.config import ConfigError, load_config
-    from wattsched.daemon.instance_lock import InstanceLockHeld, acquire_instance_lock
+    from wattsched.daemon.instance_lock import (
+        InstanceLock,
+        InstanceLockHeld,
+        acquire_instance_lock,
+    )
+    from wattsched.daemon.leader import Standby, take_over
     from wattsched.daemon.store_schema import SchemaError
     from wattsched.daemon.wiring import build_service
 
@@ -65,26 +77,33 @@ def serve(
         raise _fail(f"cannot start: {database_problem(settings.database_url, exc)}") from None
     # One acting daemon per store, and the port ours, before anything is done (a second
     # daemon must not run even one cycle).
+    lock: InstanceLock | None
     try:
         lock = acquire_instance_lock(service.store.engine)
     except InstanceLockHeld as exc:
-        raise _fail(f"cannot start: {exc}") from None
+        if not standby:
+            raise _fail(f"cannot start: {exc}") from None
+        lock = None
+        service.role = "standby"
+        log.warning("standby: %s; serving the API read-only until it goes", exc)
     try:
         sock = bind_socket(settings.api.host, settings.api.port)
     except OSError as exc:
-        lock.release()
+        if lock is not None:
+            lock.release()
         raise _fail(f"cannot start: cannot listen on {settings.api.bind}: {exc.strerror}") from None
-    if not accept_empty_store:
+    if not accept_empty_store and lock is not None:
         problem = empty_store_problem(service)
         if problem:
             lock.release()
             sock.close()
             raise _fail(f"cannot start: {problem}")
-    try:
-        service.reconcile()
-    except ConnectorError as exc:
-        # Pending actions stay pending; the next start-up reconciles them.
-        log.error("could not reconcile pending actions with the RMS: %s", exc)
+    if lock is not None:
+        try:
+            service.reconcile()
+        except ConnectorError as exc:
+            # Pending actions stay pending; the next start-up reconciles them.
+            log.error("could not reconcile pending actions with the RMS: %s", exc)
     log.info(
         "wattsched %s mode, %s dispatcher, cycle %gs, API on http://%s",
         settings.mode,
@@ -101,13 +120,28 @@ def serve(
             access_log=False,
         )
     )
-    service.start()
+    held: list[InstanceLock] = [lock] if lock is not None else []
+    waiting: Standby | None = None
+    if lock is not None:
+        service.start()
+    else:
+
+        def lead(new_lock: InstanceLock) -> None:
+            held.append(new_lock)
+            take_over(service)
+            service.start()
+
+        waiting = Standby(service.store.engine, lead, settings.cycle_seconds)
+        waiting.start()
     try:
         server.run(sockets=[sock])  # returns on SIGTERM / SIGINT (uvicorn's handlers)
     finally:
         log.info("stopping: waiting for the running cycle")
+        if waiting is not None:
+            waiting.stop()
         service.stop()
-        lock.release()
+        for each in held:
+            each.release()
     if not server.started:
         raise _fail(f"could not serve on {settings.api.bind}", 1)
 

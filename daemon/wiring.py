@@ -115,10 +115,11 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
     store = Store(engine, clock=clock)
     dispatcher = dispatchers.create(settings.dispatcher, **settings.dispatcher_params)
     before: Callable[[], None] | None = None
+    rebuild: Callable[[], Connector] | None = None
     connector: Connector
     if settings.connector.kind == "simulated":
-        cluster = build_simulated(settings)
-        restore_simulation(cluster, store)
+        sim = [build_simulated(settings)]
+        restore_simulation(sim[0], store)
         step = max(1, round(settings.cycle_seconds * settings.connector.speedup))
         first = [True]
 
@@ -127,11 +128,19 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
             if first[0]:
                 first[0] = False
                 return
-            cluster.advance_to(cluster.now + step)
+            sim[0].advance_to(sim[0].now + step)
+
+        def rebuild_simulation() -> Connector:
+            # A standby taking over: the cluster lives in memory, rebuilt from the journal.
+            sim[0] = build_simulated(settings)
+            restore_simulation(sim[0], store)
+            first[0] = True
+            return sim[0]
 
         before = advance
-        connector = cluster
-        origin = cluster.start_time
+        rebuild = rebuild_simulation
+        connector = sim[0]
+        origin = sim[0].start_time
     else:
         from wattsched.connectors import config as connector_config  # the connectors issue
 
@@ -156,6 +165,7 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         before_cycle=before,
         clock=clock,
     )
+    service.rebuild_connector = rebuild
     sources = setting_sources(settings)
     service.sources = dict(sources)
     service.configured_sources = dict(sources)

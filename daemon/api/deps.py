@@ -54,6 +54,12 @@ async def require_token(
         raise HTTPException(status.HTTP_403_FORBIDDEN, "mutations are disabled: no api.token_file")
     if not hmac.compare_digest(creds.credentials.encode(), token.encode()):
         raise HTTPException(status.HTTP_403_FORBIDDEN, "invalid token")
+    service: Service = request.app.state.service
+    if service.role != "leader":
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "standby: this daemon does not act; send commands to the leader",
+        )
 
 
 ServiceDep = Annotated[Service, Depends(get_service)]

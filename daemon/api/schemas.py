@@ -53,6 +53,8 @@ class Status(BaseModel):
     """The daemon at a glance."""
 
     mode: Literal["advise", "enforce"]
+    role: Literal["leader", "standby"] = "leader"
+    """``standby``: another daemon leads on this store; this one serves the API read-only."""
     dispatcher: str
     cycle_seconds: float
     cycles: int

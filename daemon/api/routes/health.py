@@ -47,6 +47,7 @@ def get_status(service: ServiceDep, session: SessionDep) -> Status:
     cap = service.cap.at(last.time) if last and last.time is not None else None
     return Status(
         mode=service.mode,
+        role="leader" if service.role == "leader" else "standby",
         dispatcher=service.dispatcher.name,
         cycle_seconds=service.cycle_seconds,
         cycles=cycles,
