@@ -136,16 +136,11 @@ class ServiceCollector(Collector):
                 g.add_metric([], float(value or 0.0))
                 yield g
 
-        hist = HistogramMetricFamily(
-            "wattsched_cycle_duration_seconds", "duration of a control cycle"
-        )
-        buckets = [
-            (f"{b:g}", float(c))
-            for b, c in zip(CYCLE_BUCKETS, counters["cycle_buckets"], strict=True)
-        ]
-        buckets.append(("+Inf", float(counters["cycle_count"])))
-        hist.add_metric([], buckets, sum_value=counters["cycle_sum"])
-        yield hist
+        yield histogram(
+            "wattsched_cycle_duration_seconds", "duration of a control cycle",
+            CYCLE_BUCKETS, counters["cycle_buckets"], counters["cycle_count"],
+            counters["cycle_sum"],
+        )  # fmt: skip
 
         actions = CounterMetricFamily(
             "wattsched_actions", "RMS actions by kind and result", labels=["kind", "result"]
@@ -176,16 +171,22 @@ class ServiceCollector(Collector):
         for (driver, command, result), n in sorted(counters["power_commands"].items()):
             commands.add_metric([driver, command, result], n)
         yield commands
-        switching = HistogramMetricFamily(
-            "wattsched_power_switch_seconds", "duration of a node power command, retries included"
-        )
-        sbuckets = [
-            (f"{b:g}", float(c))
-            for b, c in zip(SWITCH_BUCKETS, counters["switch_buckets"], strict=True)
-        ]
-        sbuckets.append(("+Inf", float(counters["switch_count"])))
-        switching.add_metric([], sbuckets, sum_value=counters["switch_sum"])
-        yield switching
+        yield histogram(
+            "wattsched_power_switch_seconds", "duration of a node power command, retries included",
+            SWITCH_BUCKETS, counters["switch_buckets"], counters["switch_count"],
+            counters["switch_sum"],
+        )  # fmt: skip
+
+
+def histogram(
+    name: str, doc: str, bounds: tuple[float, ...], counts: list[int], count: int, total: float
+) -> HistogramMetricFamily:
+    """A histogram family from cumulative bucket counts (the counters' own)."""
+    hist = HistogramMetricFamily(name, doc)
+    buckets = [(f"{b:g}", float(c)) for b, c in zip(bounds, counts, strict=True)]
+    buckets.append(("+Inf", float(count)))
+    hist.add_metric([], buckets, sum_value=total)
+    return hist
 
 
 def make_registry(service: Service) -> CollectorRegistry:

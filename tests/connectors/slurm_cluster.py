@@ -57,14 +57,17 @@ with open(os.path.join(LOG, "power.log"), "a") as log:
 """
 
 
-def free_port_block(count: int, start: int = 20000, stop: int = 60000) -> int:
-    """The first port of ``count`` consecutive free loopback TCP ports (pid-spread start)."""
+def free_port_block(
+    count: int, start: int = 20000, stop: int = 60000, kind: int = socket.SOCK_STREAM
+) -> int:
+    """The first port of ``count`` consecutive free loopback ports (TCP, or UDP with
+    ``kind=socket.SOCK_DGRAM``; pid-spread start)."""
     base = start + (os.getpid() * 37) % (stop - start - count)
     for _ in range(200):
         socks: list[socket.socket] = []
         try:
             for p in range(base, base + count):
-                s = socket.socket()
+                s = socket.socket(socket.AF_INET, kind)
                 socks.append(s)
                 s.bind(("127.0.0.1", p))
             return base

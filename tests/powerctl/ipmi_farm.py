@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from slurm_cluster import free_port_block
+
 IPMI_SIM = "/usr/bin/ipmi_sim"
 USER, PASSWORD = "admin", "secret"
 
@@ -63,23 +65,9 @@ user 2 true "{USER}" "{PASSWORD}" admin 10 {auths}
 """
 
 
-def free_udp_block(count: int, start: int = 30000, stop: int = 60000) -> int:
+def free_udp_block(count: int, start: int = 30000) -> int:
     """The first of ``count`` consecutive free loopback UDP ports."""
-    base = start + (os.getpid() * 53) % (stop - start - count)
-    for _ in range(200):
-        socks: list[socket.socket] = []
-        try:
-            for p in range(base, base + count):
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
-            return base
-        except OSError:
-            base = start + (base - start + count + 17) % (stop - start - count)
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free UDP port block")
+    return free_port_block(count, start=start, kind=socket.SOCK_DGRAM)
 
 
 @dataclass
@@ -128,7 +116,7 @@ class BMCFarm:
             raise RuntimeError("ipmi_sim (openipmi) or ipmitool is not installed")
         self.base_port = free_udp_block(self.count)
         if self.startcmd is not None:
-            self.tcp_base = free_udp_block(self.count, start=self.base_port + self.count + 1)
+            self.tcp_base = free_port_block(self.count, start=self.base_port + self.count + 1)
         for node in self.nodes:
             self._start_one(node)
         self.wait_ready()
