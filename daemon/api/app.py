@@ -12,6 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from wattsched.daemon.api.guard import RequestGuard, TokenSource
 from wattsched.daemon.api.routes import control, health, jobs, nodes, plan
+from wattsched.daemon.api.routes.ui import mount_ui
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
 from wattsched.daemon.metrics import make_registry
@@ -41,6 +42,7 @@ def create_app(settings: Settings, service: Service) -> FastAPI:
     registry = make_registry(service)
     for module in (health, nodes, jobs, plan, control):
         app.include_router(module.router)
+    mount_ui(app)  # GET /ui: the status page (static files, read-only without the token)
 
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:

@@ -59,12 +59,16 @@ def list_actions(
         datetime | None, Query(description="only actions created at or after (ISO 8601 or epoch)")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=10000)] = 1000,
+    newest_first: Annotated[
+        bool, Query(description="the newest actions first (the last `limit` ones)")
+    ] = False,
 ) -> list[ActionOut]:
-    """Journaled actions, oldest first."""
+    """Journaled actions, oldest first (newest first with ``newest_first``)."""
     query = select(ActionRow)
     if since is not None:
         query = query.where(ActionRow.created_at >= epoch_seconds(since))
-    rows = session.scalars(query.order_by(ActionRow.id).limit(limit))
+    order = ActionRow.id.desc() if newest_first else ActionRow.id
+    rows = session.scalars(query.order_by(order).limit(limit))
     return [ActionOut.model_validate(r) for r in rows]
 
 
