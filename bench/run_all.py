@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["replay_traces.py", "hybrid_eurora.py", "daemon_cycle.py", "slurm_snapshot.py"]
+SCRIPTS = [
+    "replay_traces.py",
+    "hybrid_eurora.py",
+    "daemon_cycle.py",
+    "slurm_snapshot.py",
+    "ui_load.py",
+]
 
 
 def main() -> int:

@@ -208,6 +208,7 @@
         getJSON("power?window=3600&limit=5000"),
         getJSON(`actions?newest_first=true&limit=${ACTION_ROWS}`),
       ]);
+      if (updates === 0) performance.mark("wattsched-first-data"); // bench/ui_load.py
       renderStatus(st);
       renderPowerChart(power);
       renderNodes(nodes);
