@@ -73,8 +73,12 @@
     const chart = $("power-chart");
     const W = 600, H = 160, pad = 4;
     const parts = [];
-    if (samples.length > 1) {
-      const t0 = samples[0].time, t1 = samples[samples.length - 1].time;
+    if (samples.length) {
+      const t1 = samples[samples.length - 1].time;
+      const t0 = samples[0].time < t1 ? samples[0].time : t1 - 60;
+      if (samples[0].time === t1) { // one sample (or one time): a level line
+        samples = [{ ...samples[samples.length - 1], time: t0 }, samples[samples.length - 1]];
+      }
       const top = Math.max(1, ...samples.map((s) => Math.max(s.it_power_w, s.cap_w || 0))) * 1.1;
       const x = (t) => pad + ((t - t0) / Math.max(1, t1 - t0)) * (W - 2 * pad);
       const y = (w) => H - pad - (w / top) * (H - 2 * pad);
@@ -131,7 +135,9 @@
       g.replaceChildren(svg("text", { x: 10, y: 20, class: "axis" }, "no planned job"));
       return;
     }
-    const labelW = 190, W = 800, row = entries.length > 200 ? 4 : entries.length > 60 ? 8 : 16;
+    const W = Math.max(400, g.parentElement.clientWidth - 2 || 800); // drawn at 1:1
+    const row = entries.length > 200 ? 4 : entries.length > 60 ? 8 : 16;
+    const labelW = row >= 8 ? 190 : 4; // no room for labels on thin rows: hover a bar
     const axisH = 18, H = axisH + row * entries.length;
     const t0 = Math.min(plan.time ?? entries[0].start, ...entries.map((e) => e.start));
     const t1 = Math.max(...entries.map((e) => e.end), t0 + 60);
@@ -140,7 +146,8 @@
     for (let i = 0; i <= 4; i++) {
       const t = t0 + ((t1 - t0) * i) / 4;
       parts.push(svg("line", { x1: x(t), x2: x(t), y1: axisH - 4, y2: H, class: "grid" }));
-      parts.push(svg("text", { x: x(t) + 2, y: 12, class: "axis" },
+      const end = i === 4; // the last label ends at its line (inside the chart)
+      parts.push(svg("text", { x: x(t) + (end ? -2 : 2), y: 12, class: "axis", "text-anchor": end ? "end" : "start" },
         i === 0 ? "now" : `+${duration(t - t0)}`));
     }
     entries.forEach((e, i) => {
