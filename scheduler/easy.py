@@ -190,6 +190,7 @@ class EASYDispatcher(Dispatcher):
         res: _Reservation | None,
     ) -> list[Assignment]:
         out: list[Assignment] = []
+        spare_total: list[int] | None = None  # res.spare pooled, computed on first use
         for job in rest:
             jv = self.cache.vec(job)
             if state.quick_reject(jv):
@@ -199,7 +200,13 @@ class EASYDispatcher(Dispatcher):
                 placed = state.place(jv, order, now)
             else:
                 assert res is not None
-                if (jv.total > res.spare.sum(axis=0)).any():
+                # The least it can add (first cores not counted) already breaks the power the
+                # head leaves spare: the placement below would be refused on power anyway.
+                if jv.min_w * (1 - 1e-9) > res.power_spare + EPS_W:
+                    continue
+                if spare_total is None:
+                    spare_total = res.spare.sum(axis=0).tolist()
+                if any(a > b for a, b in zip(jv.total_l, spare_total, strict=True)):
                     continue  # cannot fit in what the head leaves spare, even pooled
                 limit_k = _units_in(res.spare, jv)
                 if jv.exclusive:
@@ -220,6 +227,7 @@ class EASYDispatcher(Dispatcher):
             out.append(Assignment(job.id, now, state.names_for(idx, cnt)))
             if not short and res is not None:
                 res.spare[idx] -= cnt[:, None] * jv.req
+                spare_total = None
                 res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
                     state.arrays.first_core_w[idx].sum()
                 )

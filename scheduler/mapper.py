@@ -310,11 +310,20 @@ class StateCache:
     def state(self, snap: Snapshot) -> ClusterState:
         """A fresh working state for this snapshot (the caller may mutate it)."""
         if self._nodes is not snap.nodes and self._nodes != snap.nodes:
+            restated = self._arrays.restated(snap.nodes) if self._arrays is not None else None
+            if restated is not None and self._base is not None:
+                # Only power states or availability changed: keep the booked jobs and the
+                # job vectors (they depend on capacities and power models only).
+                base = self._base
+                base.power_w += restated.static_w - base.arrays.static_w
+                base.arrays = restated
+                self._arrays = restated
+            else:
+                self._arrays = NodeArrays(snap.nodes)
+                self._base = ClusterState(self._arrays, snap.cap)
+                self._running = {}
+                self._vecs = {}
             self._nodes = snap.nodes
-            self._arrays = NodeArrays(snap.nodes)
-            self._base = ClusterState(self._arrays, snap.cap)
-            self._running = {}
-            self._vecs = {}
         self._nodes = snap.nodes
         assert self._base is not None and self._arrays is not None
         base = self._base

@@ -247,6 +247,8 @@ class PowerCap:
     """
 
     steps: tuple[tuple[int, float], ...]
+    _times: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """The step times (bisected by every query: a replay asks millions of them)."""
 
     def __post_init__(self) -> None:
         _check(len(self.steps) > 0, "PowerCap", "steps", self.steps, "must not be empty")
@@ -254,6 +256,7 @@ class PowerCap:
         _check(times == sorted(times), "PowerCap", "steps", times, "must be sorted by time")
         for t, w in self.steps:
             _check(w > 0, "PowerCap", f"watts at {t}", w, "must be > 0")
+        object.__setattr__(self, "_times", tuple(times))
 
     @classmethod
     def constant(cls, watts: float) -> PowerCap:
@@ -273,17 +276,22 @@ class PowerCap:
         """The cap in force at time ``t``."""
         if len(self.steps) == 1:
             return self.steps[0][1]
-        i = bisect.bisect_right(self.steps, t, key=lambda s: s[0]) - 1
-        return self.steps[max(i, 0)][1]
+        i = bisect.bisect_right(self._times, t) - 1
+        return self.steps[i if i > 0 else 0][1]
 
     def min_over(self, t0: int, t1: int) -> float:
         """The lowest cap in force anywhere in ``[t0, t1)`` (``at(t0)`` when empty)."""
-        if len(self.steps) == 1:
-            return self.steps[0][1]
-        low = self.at(t0)
-        i = bisect.bisect_right(self.steps, t0, key=lambda s: s[0])
-        while i < len(self.steps) and self.steps[i][0] < t1:
-            low = min(low, self.steps[i][1])
+        steps = self.steps
+        if len(steps) == 1:
+            return steps[0][1]
+        times = self._times
+        i = bisect.bisect_right(times, t0)
+        low = steps[i - 1 if i > 0 else 0][1]
+        n = len(steps)
+        while i < n and times[i] < t1:
+            w = steps[i][1]
+            if w < low:
+                low = w
             i += 1
         return low
 
@@ -291,8 +299,9 @@ class PowerCap:
         """The first time after ``t`` at which the cap changes, or None."""
         if len(self.steps) == 1:
             return None
-        i = bisect.bisect_right(self.steps, t, key=lambda s: s[0])
-        return self.steps[i][0] if i < len(self.steps) else None
+        times = self._times
+        i = bisect.bisect_right(times, t)
+        return times[i] if i < len(times) else None
 
 
 END_STATES = frozenset(

@@ -102,24 +102,69 @@ class NodeArrays:
         self.capacity: IntArray = np.array(
             [n.capacity.as_tuple() for n in nodes], dtype=np.int64
         ).reshape(len(nodes), 4)
-        self.usable: BoolArray = np.array(
-            [n.available and n.state is PowerState.ON for n in nodes], dtype=bool
-        )
+        self.usable: BoolArray = _usable(nodes)
         self.first_core_w: FloatArray = np.array([n.power.first_core_w for n in nodes], dtype=float)
         self.res_w: FloatArray = np.array(
             [(n.power.core_w, 0.0, n.power.gpu_w, n.power.mic_w) for n in nodes], dtype=float
         ).reshape(len(nodes), 4)
-        # A booting node will draw its idle power once up: hold room for the larger of the two,
-        # so that a job started during a boot cannot push the draw over the cap at its end.
-        self.static_w = float(
-            sum(
-                max(n.power.transition_w, n.power.idle_w)
-                if n.state is PowerState.BOOTING
-                else n.power.state_watts(n.state)
-                for n in nodes
-            )
-        )
+        self.static_w = _static_w(nodes)
         self.efficiency: FloatArray = np.array([n.efficiency for n in nodes], dtype=float)
         self.total_capacity: IntArray = self.capacity.sum(axis=0)
         self.has_first_core = bool(self.first_core_w.any())
         self.uniform_power = bool(len(nodes) == 0 or (self.res_w == self.res_w[0]).all())
+
+    def restated(self, nodes: tuple[Node, ...]) -> NodeArrays | None:
+        """The arrays of ``nodes`` when they differ from these only in power state,
+        availability or power-failure time (a node switched, drained or resumed): the static
+        arrays are shared, the usable mask and the static draw recomputed. None when anything
+        else differs (then build anew)."""
+        old = self.nodes
+        if len(nodes) != len(old):
+            return None
+        for a, b in zip(old, nodes, strict=True):
+            if a is not b and (
+                a.name != b.name
+                or a.capacity != b.capacity
+                or a.power != b.power
+                or a.efficiency != b.efficiency
+            ):
+                return None
+        other = NodeArrays.__new__(NodeArrays)
+        for name in _SHARED:
+            setattr(other, name, getattr(self, name))
+        other.nodes = nodes
+        other.usable = _usable(nodes)
+        other.static_w = _static_w(nodes)
+        return other
+
+
+_SHARED = (
+    "names",
+    "names_arr",
+    "index",
+    "capacity",
+    "first_core_w",
+    "res_w",
+    "efficiency",
+    "total_capacity",
+    "has_first_core",
+    "uniform_power",
+)
+"""What :meth:`NodeArrays.restated` shares: everything but the nodes, usable and static_w."""
+
+
+def _usable(nodes: Sequence[Node]) -> BoolArray:
+    return np.array([n.available and n.state is PowerState.ON for n in nodes], dtype=bool)
+
+
+def _static_w(nodes: Sequence[Node]) -> float:
+    # A booting node will draw its idle power once up: hold room for the larger of the two,
+    # so that a job started during a boot cannot push the draw over the cap at its end.
+    return float(
+        sum(
+            max(n.power.transition_w, n.power.idle_w)
+            if n.state is PowerState.BOOTING
+            else n.power.state_watts(n.state)
+            for n in nodes
+        )
+    )
