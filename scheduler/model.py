@@ -73,8 +73,9 @@ class Placement(enum.StrEnum):
 
 
 class PowerState(enum.StrEnum):
-    """A node's power state. Transitions are guarded by
-    :func:`~wattsched.scheduler.power_transitions.power_transition`."""
+    """A node's power state (transitions: :mod:`~wattsched.scheduler.power_transitions`).
+    ``unknown``: a power command timed out; nothing is placed there, it counts at its idle
+    draw, until seen again."""
 
     ON = "on"
     OFF = "off"
@@ -82,8 +83,6 @@ class PowerState(enum.StrEnum):
     SHUTTING_DOWN = "shutting_down"
     FAILED = "failed"
     UNKNOWN = "unknown"
-    """A power command's outcome is not known (it timed out): nothing is placed there, and
-    it counts at its idle draw, until the node is seen again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,13 +286,8 @@ class PowerCap:
         times = self._times
         i = bisect.bisect_right(times, t0)
         low = steps[i - 1 if i > 0 else 0][1]
-        n = len(steps)
-        while i < n and times[i] < t1:
-            w = steps[i][1]
-            if w < low:
-                low = w
-            i += 1
-        return low
+        j = bisect.bisect_left(times, t1, lo=i)  # the steps starting inside (t0, t1)
+        return min([low, *(w for _, w in steps[i:j])])
 
     def next_change(self, t: int) -> int | None:
         """The first time after ``t`` at which the cap changes, or None."""

@@ -104,7 +104,10 @@ class ProfitDispatcher(Dispatcher):
                 if name in usable:
                     need = tuple(getattr(rj.job.unit, r) for r in RESOURCES)
                     busy.append(Busy(name, need, max(rj.end_estimate, snap.time + 1), per_node))
-        cap_w = snap.cap.at(snap.time)
+        # The lowest cap while any of these jobs could run: a start now must hold it through
+        # every later step of a cap profile.
+        longest = max((j.walltime for j in jobs), default=0)
+        cap_w = snap.cap.min_over(snap.time, snap.time + max(self.horizon_s, longest))
         budget = (
             None
             if cap_w == float("inf")
@@ -149,13 +152,26 @@ class ProfitDispatcher(Dispatcher):
         assert best is not None
         starts = best.start_s(problem)
         out: list[Assignment] = []
-        for i, job in enumerate(problem.jobs):
+        # Exclusive jobs: a node's users now (running jobs, then the starts kept so far).
+        users: dict[str, list[bool]] = {}
+        for rj in snap.running:
+            for name in set(rj.nodes):
+                users.setdefault(name, []).append(rj.job.exclusive)
+        for i in sorted(range(problem.n_jobs), key=lambda k: int(best.start[k])):
+            job = problem.jobs[i]
             if best.start[i] < 0:
                 continue
             names = tuple(problem.node_names[k] for k in best.nodes[i])
             if placement_error(job, names):
                 continue
-            out.append(Assignment(job.id, int(starts[i]), names))
+            start = int(starts[i])
+            if start <= snap.time:
+                shared = [users.get(n, []) for n in set(names)]
+                if any(u and (job.exclusive or any(u)) for u in shared):
+                    continue  # the node is not free of (or for) an exclusive job: it waits
+                for n in set(names):
+                    users.setdefault(n, []).append(job.exclusive)
+            out.append(Assignment(job.id, start, names))
         stats = SolverStats(
             status="heuristic", objective=best_profit, seconds=self.clock() - t0,
             iterations=tried,

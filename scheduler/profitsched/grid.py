@@ -88,7 +88,13 @@ class Profile:
         free = self.free[:, :, t : t + d].min(axis=2) if window else self.free[:, :, t]
         with np.errstate(divide="ignore"):
             per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG)
-        return np.asarray(per.min(axis=0))
+        out = per.min(axis=0)
+        # Placement rules: scattered units one a node; packed units all on one node.
+        if self.p.max_per_node is not None:
+            out = np.minimum(out, self.p.max_per_node[j])
+        if self.p.pack is not None and self.p.pack[j]:
+            out = np.where(out >= self.p.units[j], out, 0)
+        return np.asarray(out)
 
     def unit_capacity(self, need: IntArray, t: int) -> int:
         """How many units of ``need`` (over this profile's resources) fit at slot t in all."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from wattsched.scheduler.model import RESOURCES, Job, Node
+from wattsched.scheduler.model import RESOURCES, Job, Node, Placement
 
 IntArray = np.ndarray
 FloatArray = np.ndarray
@@ -86,6 +86,10 @@ class DayProblem:
     """The jobs' power may not exceed this at any instant (None: no budget)."""
     resources: tuple[int, ...] = field(default=())
     """Indices into :data:`RESOURCES` of the resources that matter (some job needs them)."""
+    max_per_node: IntArray | None = None
+    """Units of each job one node may hold (1 for a job whose units scatter; None: any)."""
+    pack: FloatArray | None = None
+    """True for a job whose units must all be on one node."""
 
     @classmethod
     def build(
@@ -114,9 +118,15 @@ class DayProblem:
             raise ProblemError("durations, power_w and rate need one value per job")
         need = np.array([j.unit.as_tuple() for j in jobs], dtype=np.int64).reshape(-1, 4)
         used = [k for k in range(len(RESOURCES)) if need[:, k].any()] or [0]
+        scatter = np.array([j.placement is Placement.SCATTER for j in jobs], dtype=bool)
+        pack = np.array([j.placement is Placement.PACK for j in jobs], dtype=bool)
         for i, j in enumerate(jobs):
             q = need[i, used, None]
             per_node = np.where(q > 0, cap[used] // np.maximum(q, 1), j.units).min(axis=0)
+            if scatter[i]:
+                per_node = np.minimum(per_node, 1)
+            if pack[i]:
+                per_node = np.where(per_node >= j.units, per_node, 0)
             if int(np.minimum(per_node, j.units).sum()) < j.units:
                 raise ProblemError(f"job {j.id}: its {j.units} units of {j.unit} never fit")
             if power_budget_w is not None and power_w[i] > power_budget_w:
@@ -147,6 +157,8 @@ class DayProblem:
             busy=tuple(busy),
             power_budget_w=power_budget_w,
             resources=tuple(used),
+            max_per_node=np.where(scatter, 1, np.array([j.units for j in jobs], dtype=np.int64)),
+            pack=pack,
         )
 
     @property
