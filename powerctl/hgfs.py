@@ -25,7 +25,7 @@ follows :mod:`wattsched.powerctl.selection`. Two additions to the paper, both do
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from wattsched.powerctl.idle_tracker import IdleTracker
@@ -34,33 +34,20 @@ from wattsched.powerctl.policy import (
     PowerDecision,
     PowerPolicy,
     PowerPolicyError,
-    busy_nodes,
     planned_nodes,
     power_off_refusal,
 )
 from wattsched.powerctl.selection import (
     choose_on,
-    draw_w,
     fits_cap,
     keeps_shapes,
-    missing_units,
     node_room,
     off_extra_w,
-    order_for_off,
-    power_on_candidates,
-    queue_shapes,
-    shape_rooms,
 )
-from wattsched.scheduler.model import RESOURCES, Job, Node, Plan, PowerState, Resources, Snapshot
+from wattsched.powerctl.views import SnapshotViews
+from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
 
-_POWERED = (PowerState.ON, PowerState.BOOTING)
 _ALL = Resources(cores=1 << 30)
-
-
-def _capacity(nodes: Iterable[Node]) -> list[int]:
-    """Pooled capacity of ``nodes`` per resource (slots: cores, and the other resources)."""
-    rows = [n.capacity.as_tuple() for n in nodes]
-    return [sum(col) for col in zip(*rows, strict=True)] if rows else [0] * len(RESOURCES)
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -135,22 +122,50 @@ class HGFSParams:
         """Degree of truth of "this node must be powered off" after ``idle_s`` idle seconds."""
         return sum(m * w for m, w in zip(self.memberships(idle_s), self.weights, strict=True))
 
-    def fuzzy_off_count(self, idle_times: list[float]) -> int:
-        """How many nodes the fuzzy rules power off: the floor of the summed truths."""
-        return math.floor(sum(self.truth(t) for t in idle_times) + 1e-9)
+    def fuzzy_off_count(
+        self, idle_times: list[float], truth: Callable[[float], float] | None = None
+    ) -> int:
+        """How many nodes the fuzzy rules power off: the floor of the summed truths.
 
-    def next_count_change(self, idle_times: list[float]) -> int | None:
+        ``truth`` may be a memo of :meth:`truth` (:class:`TruthMemo`): the same values."""
+        f = self.truth if truth is None else truth
+        return math.floor(sum(f(t) for t in idle_times) + 1e-9)
+
+    def next_count_change(
+        self, idle_times: list[float], truth: Callable[[float], float] | None = None
+    ) -> int | None:
         """The first multiple of ``period_s`` after which nodes idle ``idle_times`` now give a
         larger fuzzy count (None when their truths saturate first): when to look again."""
         if not idle_times:
             return None
-        now = self.fuzzy_off_count(idle_times)
+        now = self.fuzzy_off_count(idle_times, truth)
         steps = math.ceil(max(0.0, self.centers[-1] - min(idle_times)) / self.period_s)
         for k in range(1, steps + 1):
             later = [t + k * self.period_s for t in idle_times]
-            if self.fuzzy_off_count(later) > now:
+            if self.fuzzy_off_count(later, truth) > now:
                 return k * self.period_s
         return None
+
+
+class TruthMemo:
+    """:meth:`HGFSParams.truth` remembered by idle time (the very same values: below the first
+    peak every truth is the first weight, beyond the last the last weight, so times are
+    clamped to the peaks and the memo stays small)."""
+
+    __slots__ = ("_hi", "_lo", "_memo", "params")
+
+    def __init__(self, params: HGFSParams) -> None:
+        self.params = params
+        self._lo = params.centers[0]
+        self._hi = params.centers[-1]
+        self._memo: dict[float, float] = {}
+
+    def __call__(self, idle_s: float) -> float:
+        x = self._lo if idle_s < self._lo else self._hi if idle_s > self._hi else idle_s
+        v = self._memo.get(x)
+        if v is None:
+            v = self._memo[x] = self.params.truth(x)
+        return v
 
 
 @dataclass(slots=True)
@@ -160,38 +175,40 @@ class HGFSPolicy(PowerPolicy):
     params: HGFSParams = field(default_factory=HGFSParams)
     tracker: IdleTracker = field(default_factory=IdleTracker)
     name: str = "hgfs"
+    views: SnapshotViews = field(default_factory=SnapshotViews, repr=False, compare=False)
+    """Figures derived from the snapshot's parts, kept while they are the same objects."""
+    _truth: TruthMemo | None = field(default=None, repr=False, compare=False)
 
     def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
         """Crisp rules first (power on), then the fuzzy rules and rule 3 (power off)."""
         p = self.params
         since = self.tracker.observe(snap, plan)
-        queued = [j for j in snap.queued if not j.held]
-        mean_wait = sum(snap.time - j.submit for j in queued) / len(queued) if queued else 0.0
-        powered = [n for n in snap.nodes if n.state in _POWERED]
-        usable = [n for n in powered if n.available]
-        on_slots = _capacity(usable)
-        all_slots = _capacity(n for n in snap.nodes if n.available)
+        qv = self.views.queue(snap)
+        nv = self.views.nodes(snap)
+        queued = qv.queued
+        mean_wait = qv.mean_wait(snap.time)
+        powered, on_slots = nv.powered, nv.on_slots
         # The largest request of each resource among the queued jobs, at most the cluster's.
-        asked = [tuple(a * j.units for a in j.unit.as_tuple()) for j in queued]
-        most = [max(col) for col in zip(*asked, strict=True)] if asked else [0] * len(RESOURCES)
-        largest = [min(a, b) for a, b in zip(most, all_slots, strict=True)]
-        candidates = power_on_candidates(snap, p.backoff_s)
+        largest = [min(a, b) for a, b in zip(qv.most, nv.all_slots, strict=True)]
+        candidates = self.views.candidates(snap, p.backoff_s)
         period = snap.time + p.period_s
         # Rule 1: room for the largest queued job (and a node for every queued unit's shape).
-        shapes = queue_shapes(snap)
-        unfit = missing_units(shapes, usable)
+        shapes = qv.shapes
+        rooms = self.views.shape_rooms(snap)
+        unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
         short = Resources(*(max(0, a - b) for a, b in zip(largest, on_slots, strict=True)))
-        on = choose_on(snap, plan, candidates, short, must_fit=unfit)
+        draw_of = lambda: self.views.draw(snap, plan)  # noqa: E731
+        on = choose_on(snap, plan, candidates, short, must_fit=unfit, draw_of=draw_of)
         rule1 = any(short.as_tuple()) or bool(unfit)
         # Rule 2: long waits or a long queue: one node more.
         rule2 = bool(queued) and (mean_wait > p.wait_on_s or len(queued) > p.queue_on)
         if rule2:
             rest = [n for n in candidates if n not in on]
-            on += choose_on(snap, plan, rest, _ALL, max_nodes=1)
+            on += choose_on(snap, plan, rest, _ALL, max_nodes=1, draw_of=draw_of)
         missing = p.min_on - len(powered) - len(on)
         if missing > 0:
             rest = [n for n in candidates if n not in on]
-            on += choose_on(snap, plan, rest, _ALL, max_nodes=missing)
+            on += choose_on(snap, plan, rest, _ALL, max_nodes=missing, draw_of=draw_of)
         if rule1 or rule2 or on:
             left = [n for n in candidates if n not in on]
             return PowerDecision(
@@ -219,19 +236,23 @@ class HGFSPolicy(PowerPolicy):
         can_power_on: bool,
     ) -> PowerDecision:
         p = self.params
-        busy, planned = busy_nodes(snap), planned_nodes(plan)
+        busy, planned = self.tracker.busy(snap), planned_nodes(plan)
         idle = [
             n
-            for n in order_for_off(n for n in snap.nodes if n.name in since)
-            if power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
+            for n in self.views.nodes(snap).off_order
+            if n.name in since
+            and power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
         ]
+        if self._truth is None or self._truth.params is not p:
+            self._truth = TruthMemo(p)
+        truth = self._truth
         idle_times = [float(snap.time - since[n.name]) for n in idle]
-        fuzzy = p.fuzzy_off_count(idle_times)
+        fuzzy = p.fuzzy_off_count(idle_times, truth)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
-        slots = _capacity(n for n in powered if n.available)
-        rooms = shape_rooms(shapes, (n for n in powered if n.available))
-        draw = draw_w(snap, plan) if want else 0.0
+        slots = self.views.nodes(snap).on_slots
+        rooms = self.views.shape_rooms(snap)
+        draw = self.views.draw(snap, plan) if want else 0.0
         off: list[str] = []
         for node in idle:
             if len(off) >= want:
@@ -250,7 +271,7 @@ class HGFSPolicy(PowerPolicy):
         # Look again when the fuzzy count of the nodes left idle grows, or when the queue's
         # mean wait reaches rule 2's threshold; not at every period in between.
         left = [t for n, t in zip(idle, idle_times, strict=True) if n.name not in off]
-        step = p.next_count_change(left)
+        step = p.next_count_change(left, truth)
         times = [snap.time + step] if step is not None else []
         if queued and can_power_on:
             times.append(snap.time + math.floor(p.wait_on_s - mean_wait) + 1)

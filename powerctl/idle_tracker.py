@@ -10,7 +10,7 @@ snapshots goes unseen (the replay observes every event; the daemon's cycle may n
 from __future__ import annotations
 
 from wattsched.powerctl.policy import busy_nodes
-from wattsched.scheduler.model import Plan, PowerState, Snapshot
+from wattsched.scheduler.model import Plan, PowerState, RunningJob, Snapshot
 
 
 class IdleTracker:
@@ -18,10 +18,19 @@ class IdleTracker:
 
     def __init__(self) -> None:
         self._since: dict[str, int] = {}
+        self._running: tuple[RunningJob, ...] | None = None
+        self._busy: frozenset[str] = frozenset()
+
+    def busy(self, snap: Snapshot) -> frozenset[str]:
+        """:func:`busy_nodes` of ``snap`` (kept while its running jobs are the same tuple)."""
+        if snap.running is not self._running:
+            self._busy = frozenset(busy_nodes(snap))
+            self._running = snap.running
+        return self._busy
 
     def observe(self, snap: Snapshot, plan: Plan | None = None) -> dict[str, int]:
         """Update from ``snap`` (and the starts of ``plan``); returns ``node -> idle since``."""
-        busy = busy_nodes(snap)
+        busy = set(self.busy(snap))
         if plan is not None:
             busy.update(n for a in plan.starts_now() for n in a.nodes)
         since: dict[str, int] = {}

@@ -10,6 +10,7 @@ filters its candidates through it.
 from __future__ import annotations
 
 import abc
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from wattsched.scheduler.model import Node, Plan, PowerState, Snapshot
@@ -85,8 +86,8 @@ def power_off_refusal(
     plan: Plan,
     backoff_s: int = DEFAULT_BACKOFF_S,
     *,
-    busy: set[str] | None = None,
-    planned: set[str] | None = None,
+    busy: AbstractSet[str] | None = None,
+    planned: AbstractSet[str] | None = None,
 ) -> str | None:
     """Why ``node`` must not be powered off now, or None when it may.
 

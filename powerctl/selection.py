@@ -10,11 +10,11 @@ under the cap with what runs and starts now.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
-from wattsched.scheduler.model import Node, Placement, Plan, PowerState, Resources, Snapshot
+from wattsched.scheduler.model import Job, Node, Placement, Plan, PowerState, Resources, Snapshot
 
 
 def _order_key_off(node: Node) -> tuple[int, float, str]:
@@ -55,14 +55,45 @@ def power_on_candidates(snap: Snapshot, backoff_s: int = DEFAULT_BACKOFF_S) -> l
     return order_for_on(out)
 
 
-def draw_w(snap: Snapshot, plan: Plan) -> float:
-    """The IT power drawn once the plan's starts of this cycle run (the simulator's model)."""
+def draw_w(
+    snap: Snapshot,
+    plan: Plan,
+    running: RunningDraw | None = None,
+    queued: Mapping[str, Job] | None = None,
+) -> float:
+    """The IT power drawn once the plan's starts of this cycle run (the simulator's model).
+
+    ``running`` (:func:`running_draw` of ``snap``) and ``queued`` (job id -> job of
+    ``snap.queued``) may be given when already known: the very same sums."""
+    total, busy_now = running if running is not None else running_draw(snap)
+    if queued is None:
+        queued = {j.id: j for j in snap.queued}
+    placed = [(queued[a.job_id], a.nodes) for a in plan.starts_now() if a.job_id in queued]
+    if not placed:
+        return total
+    index = {n.name: n for n in snap.nodes}
+    return _add_units(total, set(busy_now), placed, index)
+
+
+RunningDraw = tuple[float, frozenset[str]]
+"""The draw of the nodes and the running jobs, and the nodes they keep busy."""
+
+
+def running_draw(snap: Snapshot) -> RunningDraw:
+    """The draw of ``snap``'s nodes in their power states and of its running jobs."""
     index = {n.name: n for n in snap.nodes}
     total = sum(n.power.state_watts(n.state) for n in snap.nodes)
     busy: set[str] = set()
-    placed = [(rj.job, rj.nodes) for rj in snap.running]
-    queued = {j.id: j for j in snap.queued}
-    placed += [(queued[a.job_id], a.nodes) for a in plan.starts_now() if a.job_id in queued]
+    total = _add_units(total, busy, [(rj.job, rj.nodes) for rj in snap.running], index)
+    return total, frozenset(busy)
+
+
+def _add_units(
+    total: float,
+    busy: set[str],
+    placed: Sequence[tuple[Job, tuple[str, ...]]],
+    index: Mapping[str, Node],
+) -> float:
     for job, nodes in placed:
         for name in nodes:
             node = index.get(name)
@@ -186,12 +217,14 @@ def choose_on(
     *,
     must_fit: Mapping[Shape, int] | None = None,
     max_nodes: int | None = None,
+    draw_of: Callable[[], float] | None = None,
 ) -> list[Node]:
     """Candidates to power on, in order, until ``shortfall`` is covered and every unit in
     the units of ``must_fit`` (shape -> units missing) have room on the chosen nodes, skipping
     nodes whose extra draw would break the cap.
 
-    Nodes that help with neither are not chosen.
+    Nodes that help with neither are not chosen. ``draw_of``: the :func:`draw_w` of this
+    cycle when the caller keeps it (asked at most once).
     """
     need = list(shortfall.as_tuple())
     unfit = {u: k for u, k in (must_fit or {}).items() if k > 0}
@@ -210,7 +243,7 @@ def choose_on(
             continue
         extra = on_extra_w(node)
         if draw is None:
-            draw = draw_w(snap, plan)
+            draw = draw_w(snap, plan) if draw_of is None else draw_of()
         if not fits_cap(snap, draw, extra, node):
             continue
         draw += extra

@@ -62,6 +62,12 @@ class EASYDispatcher(Dispatcher):
         seen = self._unchanged_prefix(snap, ids)
         memo = self._memo
         if seen and memo is not None and memo.extra is None:
+            if seen == len(ids):
+                # The same queue on the same cluster (a wake-up of the clock): again nothing
+                # starts, and no reservation is needed.
+                plan = Plan(now, (), SolverStats(status="heuristic"))
+                self._remember(snap, ids, plan)
+                return plan
             # Nothing could backfill last time and no reservation was needed: compute it now
             # only if a new job could backfill.
             seen = 0

@@ -116,13 +116,15 @@ class NodeArrays:
     def restated(self, nodes: tuple[Node, ...]) -> NodeArrays | None:
         """The arrays of ``nodes`` when they differ from these only in power state,
         availability or power-failure time (a node switched, drained or resumed): the static
-        arrays are shared, the usable mask and the static draw recomputed. None when anything
-        else differs (then build anew)."""
+        arrays are shared, the usable mask and the static draw updated for the changed nodes
+        only. None when anything else differs (then build anew)."""
         old = self.nodes
         if len(nodes) != len(old):
             return None
-        for a, b in zip(old, nodes, strict=True):
-            if a is not b and (
+        changed = [i for i, (a, b) in enumerate(zip(old, nodes, strict=True)) if a is not b]
+        for i in changed:
+            a, b = old[i], nodes[i]
+            if (
                 a.name != b.name
                 or a.capacity != b.capacity
                 or a.power != b.power
@@ -133,8 +135,12 @@ class NodeArrays:
         for name in _SHARED:
             setattr(other, name, getattr(self, name))
         other.nodes = nodes
-        other.usable = _usable(nodes)
-        other.static_w = _static_w(nodes)
+        other.usable = self.usable.copy()
+        static_w = self.static_w
+        for i in changed:
+            other.usable[i] = _usable([nodes[i]])[0]
+            static_w += _static_w([nodes[i]]) - _static_w([old[i]])
+        other.static_w = static_w
         return other
 
 

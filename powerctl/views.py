@@ -1,0 +1,219 @@
+"""What a node power policy derives from a snapshot, kept from one cycle to the next.
+
+A replay asks a policy at every event (and at its own wake-ups), while the nodes change only
+when one is switched and the queue only at arrivals and starts. :class:`SnapshotViews`
+recomputes each derived figure only when the snapshot part it comes from is a different
+object than last time (the simulated cluster hands out the very same tuples while nothing
+changed; a real RMS builds new ones, which only costs the recomputation). The figures are
+exactly those the policy would compute from scratch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
+from wattsched.powerctl.selection import (
+    RunningDraw,
+    Shape,
+    _room,
+    draw_w,
+    order_for_off,
+    power_on_candidates,
+    queue_shapes,
+    running_draw,
+)
+from wattsched.scheduler.model import (
+    RESOURCES,
+    Job,
+    Node,
+    Plan,
+    PowerState,
+    Resources,
+    Snapshot,
+)
+
+_POWERED = (PowerState.ON, PowerState.BOOTING)
+
+
+def capacity(nodes: list[Node]) -> list[int]:
+    """Pooled capacity of ``nodes`` per resource (slots: cores, and the other resources)."""
+    rows = [n.capacity.as_tuple() for n in nodes]
+    return [sum(col) for col in zip(*rows, strict=True)] if rows else [0] * len(RESOURCES)
+
+
+@dataclass(slots=True)
+class NodeView:
+    """The nodes of one snapshot, as the policies look at them."""
+
+    powered: list[Node]
+    """ON or booting."""
+    usable: list[Node]
+    """Powered and available."""
+    on_slots: list[int]
+    """Pooled capacity of the usable nodes."""
+    all_slots: list[int]
+    """Pooled capacity of every available node."""
+    usable_kinds: Counter[Resources]
+    """Capacities of the usable nodes and how many have each."""
+    off_order: list[Node]
+    """Every node in the order to power them off."""
+    no_failures: bool
+    """No node ever failed a power command (the power-on candidates do not depend on time)."""
+    candidates: list[Node] | None = None
+
+
+@dataclass(slots=True)
+class QueueView:
+    """The eligible (not held) queued jobs of one snapshot, as the policies look at them."""
+
+    queued: list[Job]
+    submit_sum: int
+    most: list[int]
+    """The largest request of each resource among them."""
+    shapes: dict[Shape, int]
+
+    def mean_wait(self, now: int) -> float:
+        """Mean wait of the queued jobs at ``now`` (0 when none wait)."""
+        n = len(self.queued)
+        return (n * now - self.submit_sum) / n if n else 0.0
+
+
+class SnapshotViews:
+    """Node, queue and running views of the last snapshots seen (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._nodes: tuple[Node, ...] | None = None
+        self._node_view: NodeView | None = None
+        self._queued: tuple[Job, ...] | None = None
+        self._queue_view: QueueView | None = None
+        self._rooms_key: tuple[object, object] | None = None
+        self._rooms: dict[Shape, int] = {}
+        self._draw_key: tuple[object, object] | None = None
+        self._draw: RunningDraw | None = None
+        self._by_id_of: tuple[Job, ...] | None = None
+        self._by_id: dict[str, Job] = {}
+
+    def nodes(self, snap: Snapshot) -> NodeView:
+        """The view of ``snap.nodes``."""
+        if self._node_view is not None and snap.nodes is not self._nodes:
+            view = _restated(self._node_view, self._nodes, snap.nodes)
+            if view is not None:
+                self._node_view = view
+                self._nodes = snap.nodes
+        if self._node_view is None or snap.nodes is not self._nodes:
+            powered = [n for n in snap.nodes if n.state in _POWERED]
+            usable = [n for n in powered if n.available]
+            self._node_view = NodeView(
+                powered=powered,
+                usable=usable,
+                on_slots=capacity(usable),
+                all_slots=capacity([n for n in snap.nodes if n.available]),
+                usable_kinds=Counter(n.capacity for n in usable),
+                off_order=order_for_off(snap.nodes),
+                no_failures=all(n.last_power_failure is None for n in snap.nodes),
+            )
+            self._nodes = snap.nodes
+        return self._node_view
+
+    def candidates(self, snap: Snapshot, backoff_s: int = DEFAULT_BACKOFF_S) -> list[Node]:
+        """:func:`power_on_candidates` of ``snap`` (kept while no node ever failed)."""
+        view = self.nodes(snap)
+        if not view.no_failures:
+            return power_on_candidates(snap, backoff_s)
+        if view.candidates is None:
+            view.candidates = power_on_candidates(snap, backoff_s)
+        return list(view.candidates)
+
+    def queue(self, snap: Snapshot) -> QueueView:
+        """The view of ``snap.queued``."""
+        if self._queue_view is None or snap.queued is not self._queued:
+            queued = [j for j in snap.queued if not j.held]
+            asked = [tuple(a * j.units for a in j.unit.as_tuple()) for j in queued]
+            most = [max(col) for col in zip(*asked, strict=True)] if asked else [0] * 4
+            self._queue_view = QueueView(
+                queued, sum(j.submit for j in queued), most, queue_shapes(snap)
+            )
+            self._queued = snap.queued
+        return self._queue_view
+
+    def draw(self, snap: Snapshot, plan: Plan) -> float:
+        """:func:`wattsched.powerctl.selection.draw_w` of this cycle (the draw of the nodes
+        and running jobs kept while they are the same tuples)."""
+        if (
+            self._draw is None
+            or self._draw_key is None
+            or (snap.nodes is not self._draw_key[0] or snap.running is not self._draw_key[1])
+        ):
+            self._draw = running_draw(snap)
+            self._draw_key = (snap.nodes, snap.running)
+        if snap.queued is not self._by_id_of:
+            self._by_id = {j.id: j for j in snap.queued}
+            self._by_id_of = snap.queued
+        return draw_w(snap, plan, self._draw, self._by_id)
+
+    def shape_rooms(self, snap: Snapshot) -> dict[Shape, int]:
+        """How many units of each queued shape the usable nodes hold when empty
+        (:func:`wattsched.powerctl.selection.shape_rooms` of the usable nodes)."""
+        key = (snap.nodes, snap.queued)
+        if (
+            self._rooms_key is None
+            or key[0] is not self._rooms_key[0]
+            or (key[1] is not self._rooms_key[1])
+        ):
+            kinds = self.nodes(snap).usable_kinds
+            self._rooms = {
+                u: sum(k * _room(u, c) for c, k in kinds.items()) for u in self.queue(snap).shapes
+            }
+            self._rooms_key = key
+        return self._rooms
+
+
+def _usable(node: Node) -> bool:
+    return node.state in _POWERED and node.available
+
+
+def _restated(
+    view: NodeView, old: tuple[Node, ...] | None, nodes: tuple[Node, ...]
+) -> NodeView | None:
+    """``view`` brought to ``nodes`` when only power states or availability changed (a node
+    switched: the common case in a replay), else None."""
+    if old is None or len(old) != len(nodes):
+        return None
+    changed = [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]
+    for a, b in changed:
+        if (
+            a.name != b.name
+            or a.capacity != b.capacity
+            or a.efficiency != b.efficiency
+            or a.last_power_failure != b.last_power_failure
+        ):
+            return None
+    on_slots = list(view.on_slots)
+    all_slots = list(view.all_slots)
+    kinds = Counter(view.usable_kinds)
+    off_order = list(view.off_order)
+    where = {n.name: i for i, n in enumerate(off_order)} if changed else {}
+    for a, b in changed:
+        cap = a.capacity.as_tuple()
+        sign = int(_usable(b)) - int(_usable(a))
+        if sign:
+            on_slots = [s + sign * c for s, c in zip(on_slots, cap, strict=True)]
+            kinds[a.capacity] += sign
+            if kinds[a.capacity] <= 0:
+                del kinds[a.capacity]
+        avail = int(b.available) - int(a.available)
+        if avail:
+            all_slots = [s + avail * c for s, c in zip(all_slots, cap, strict=True)]
+        off_order[where[a.name]] = b
+    powered = [n for n in nodes if n.state in _POWERED]
+    return NodeView(
+        powered=powered,
+        usable=[n for n in powered if n.available],
+        on_slots=on_slots,
+        all_slots=all_slots,
+        usable_kinds=kinds,
+        off_order=off_order,
+        no_failures=view.no_failures,
+    )
