@@ -30,7 +30,9 @@ from wattsched.connectors.simulated_books import (
     JobRecord,
     NodeBook,
     PowerSample,
+    book_start,
     check_start,
+    pooled_free,
     seconds_above,
 )
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
@@ -100,6 +102,9 @@ class SimulatedCluster(Connector):
         self._all_idle_w = sum(n.power.idle_w for n in self._nodes)
         self._wakes: set[int] = set()
         self._last_t = t0
+        self.changes = 0
+        """Counts starts, ends, node changes, holds, releases (not arrivals, cap steps)."""
+        self._free_at: tuple[int, list[int]] | None = None
         self._schedule_cap_changes()
         self._admit_arrivals()
         self._sample()
@@ -131,27 +136,11 @@ class SimulatedCluster(Connector):
         if job.held:
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
         want = check_start(job, nodes, self._index, self._nodes, self._books, self._running)
-        needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
-        watts = 0.0
-        for i, k in want.items():
-            book = self._books[i]
-            node = self._nodes[i]
-            unit_w = (
-                job.unit_power_w
-                if job.unit_power_w is not None
-                else node.power.unit_watts(job.unit)
-            )
-            if book.busy_units == 0:
-                watts += node.power.first_core_w
-            book.busy_units += k
-            book.unit_watts += unit_w * k
-            book.jobs[job_id] = book.jobs.get(job_id, 0) + k
-            for r, amount in needed:
-                book.free[r] -= amount * k
-            watts += unit_w * k
+        watts = book_start(job, want, self._nodes, self._books)
         self._account(self.now)
         self._busy_w += watts
         del self._queue[job_id]
+        self.changes += 1
         runtime = job.runtime if job.runtime is not None else job.walltime
         killed = runtime > job.walltime
         end = self.now + min(runtime, job.walltime)
@@ -177,6 +166,7 @@ class SimulatedCluster(Connector):
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         self._queue[job_id] = replace(job, held=True)
         self._queue_tuple = None
+        self.changes += 1
 
     def release(self, job_id: str) -> None:
         job = self._queue.get(job_id)
@@ -184,6 +174,7 @@ class SimulatedCluster(Connector):
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         self._queue[job_id] = replace(job, held=False)
         self._queue_tuple = None
+        self.changes += 1
 
     def power(self, node: str, on: bool) -> None:
         i = self._index.get(node)
@@ -277,6 +268,24 @@ class SimulatedCluster(Connector):
         return arrived, kinds
 
     @property
+    def arrivals_seen(self) -> int:
+        """How many jobs have arrived so far (an index into the workload in submit order)."""
+        return self._next_arrival
+
+    def only_arrivals_since(self, changes: int, seen: int) -> list[Job] | None:
+        """The jobs arrived since ``(changes, arrivals_seen)`` if nothing else changed since
+        (cap steps are the caller's to check), else None."""
+        if changes != self.changes:
+            return None
+        return self._arrivals[seen : self._next_arrival]
+
+    def free_usable(self) -> list[int]:
+        """Free resources pooled over the nodes a job may start on now (on and available)."""
+        if self._free_at is None or self._free_at[0] != self.changes:
+            self._free_at = (self.changes, pooled_free(self._nodes, self._books))
+        return self._free_at[1]
+
+    @property
     def pending_arrivals(self) -> int:
         """How many jobs are still to arrive."""
         return len(self._arrivals) - self._next_arrival
@@ -338,6 +347,7 @@ class SimulatedCluster(Connector):
     def _finish(self, job_id: str) -> None:
         rj = self._running.pop(job_id)
         self._running_tuple = None
+        self.changes += 1
         need = rj.job.unit.as_tuple()
         needed = [(r, a) for r, a in enumerate(need) if a]
         for name in set(rj.nodes):
@@ -369,6 +379,7 @@ class SimulatedCluster(Connector):
 
     def _set_node(self, i: int, node: Node) -> None:
         old = self._nodes[i]
+        self.changes += 1
         self._static_w += node.power.state_watts(node.state) - old.power.state_watts(old.state)
         self._nodes_on += int(node.state is PowerState.ON) - int(old.state is PowerState.ON)
         self._nodes[i] = node

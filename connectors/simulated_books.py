@@ -108,3 +108,37 @@ def seconds_above(cap: PowerCap, watts: float, start: int, end: int) -> int:
             out += b - a
         a = b
     return out
+
+
+def pooled_free(nodes: Sequence[Node], books: Sequence[NodeBook]) -> list[int]:
+    """Free resources pooled over the nodes that are on and available."""
+    free = [0] * len(RESOURCES)
+    for node, book in zip(nodes, books, strict=True):
+        if node.state is PowerState.ON and node.available:
+            for r, a in enumerate(book.free):
+                free[r] += a
+    return free
+
+
+def book_start(
+    job: Job, want: Mapping[int, int], nodes: Sequence[Node], books: Sequence[NodeBook]
+) -> float:
+    """Book ``want`` (node index -> units, as :func:`check_start` returns) of ``job`` on the
+    books; returns the power it adds (first cores of nodes it wakes included)."""
+    needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
+    watts = 0.0
+    for i, k in want.items():
+        book = books[i]
+        node = nodes[i]
+        unit_w = (
+            job.unit_power_w if job.unit_power_w is not None else node.power.unit_watts(job.unit)
+        )
+        if book.busy_units == 0:
+            watts += node.power.first_core_w
+        book.busy_units += k
+        book.unit_watts += unit_w * k
+        book.jobs[job.id] = book.jobs.get(job.id, 0) + k
+        for r, amount in needed:
+            book.free[r] -= amount * k
+        watts += unit_w * k
+    return watts

@@ -4,6 +4,13 @@ The cycle runs once at the start and again after every event time (arrivals, job
 node power transitions, cap steps) until nothing is left to happen. With a node power policy,
 its decision is carried out after each cycle's starts, and the time it wants to be asked again
 (an idle timeout expiring) becomes a wake-up of the virtual clock.
+
+Cycles that provably start nothing are skipped (``skip=True``, without a power policy, for
+dispatchers that declare :attr:`~wattsched.scheduler.dispatcher.Dispatcher.skips_exact`):
+when no job waits, or when the last cycle planned no start and since then only jobs arrived
+(no start, end, node change, hold, release or cap step) none of which fits in the free
+resources of the usable nodes, pooled. Such a dispatcher then starts nothing either, so the
+schedule is the same (``tests/daemon/test_replay_skip.py`` replays both ways).
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ class ReplayResult:
     solver_stats: list[SolverStats] = field(default_factory=list)
     power_errors: int = 0
     """Power commands of the policy refused by a safety rule or by the cluster."""
+    skipped: int = 0
+    """Cycles skipped because they provably start nothing (see the module docstring)."""
 
 
 def replay(
@@ -51,6 +60,7 @@ def replay(
     keep_stats: bool = False,
     max_cycles: int | None = None,
     power_policy: PowerPolicy | None = None,
+    skip: bool = True,
 ) -> ReplayResult:
     """Run the control cycle at every event until the workload is done.
 
@@ -64,11 +74,25 @@ def replay(
     journal = MemoryJournal()
     starts: dict[str, StartRecord] = {}
     power = PowerControl.through_connector(cluster, power_policy) if power_policy else None
+    skipping = skip and power_policy is None and dispatcher.skips_exact
+    idle: tuple[int, int, int] | None = None  # (changes, arrivals, time) after a no-start plan
     while True:
+        if skipping and _starts_nothing(cluster, idle):
+            result.skipped += 1
+            if idle is not None:
+                idle = (idle[0], cluster.arrivals_seen, idle[2])
+            if not cluster.advance():
+                break
+            continue
         cycle = run_cycle(
             cluster, dispatcher, journal=journal, starts=starts,
             observe=power.observe if power is not None else None,
         )  # fmt: skip
+        idle = (
+            None
+            if any(True for _ in cycle.plan.starts_now())
+            else (cluster.changes, cluster.arrivals_seen, cluster.now)
+        )
         result.cycles += 1
         result.plan_seconds.append(cycle.plan_seconds)
         result.start_errors += len(cycle.errors)
@@ -88,3 +112,23 @@ def replay(
         progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
     result.wall_seconds = time.perf_counter() - wall0
     return result
+
+
+def _starts_nothing(cluster: SimulatedCluster, idle: tuple[int, int, int] | None) -> bool:
+    """True when a cycle now provably starts nothing (see the module docstring)."""
+    if not cluster.queued:
+        return True
+    if idle is None:
+        return False
+    changes, seen, t = idle
+    new = cluster.only_arrivals_since(changes, seen)
+    if new is None:
+        return False
+    step = cluster.cap.next_change(t)
+    if step is not None and step <= cluster.now:
+        return False
+    free = cluster.free_usable()
+    for job in new:
+        if not job.held and all(a <= f for a, f in zip(job.total.as_tuple(), free, strict=True)):
+            return False
+    return True

@@ -19,6 +19,12 @@ class Dispatcher(abc.ABC):
     """
 
     name: str = "dispatcher"
+    skips_exact: bool = False
+    """True when a plan that started nothing would start nothing again on the same cluster
+    (same running jobs, nodes and cap, later time) with only new jobs queued that do not fit
+    in what is free: then a replay may skip such cycles (:mod:`wattsched.daemon.replay`).
+    Greedy dispatchers (FIFO, EASY, PRB) are; a search that may postpone a job that fits is
+    not."""
 
     def __init__(self) -> None:
         self.cache = StateCache()

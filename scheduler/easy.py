@@ -46,6 +46,7 @@ class EASYDispatcher(Dispatcher):
     """EASY backfilling with a power-aware reservation for the head job."""
 
     name = "easy"
+    skips_exact = True
 
     def __init__(self, full_plan: bool = False) -> None:
         super().__init__()

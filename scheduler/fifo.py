@@ -11,6 +11,7 @@ class FIFODispatcher(Dispatcher):
     """First come, first served, first fit on nodes in their listed order."""
 
     name = "fifo"
+    skips_exact = True
 
     def plan(self, snap: Snapshot) -> Plan:
         state = self.cache.state(snap)

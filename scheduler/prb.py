@@ -29,6 +29,7 @@ class PRBDispatcher(Dispatcher):
     """
 
     name = "prb"
+    skips_exact = True
 
     def __init__(self, full_plan: bool = False) -> None:
         super().__init__()
