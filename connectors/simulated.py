@@ -30,6 +30,7 @@ from wattsched.connectors.simulated_books import (
     JobRecord,
     NodeBook,
     PowerSample,
+    book_end,
     book_start,
     check_start,
     pooled_free,
@@ -104,7 +105,7 @@ class SimulatedCluster(Connector):
         self._last_t = t0
         self.changes = 0
         """Counts starts, ends, node changes, holds, releases (not arrivals, cap steps)."""
-        self._free_at: tuple[int, list[int]] | None = None
+        self._pool = pooled_free(self._nodes, self._books)  # kept by starts, ends, switches
         self._schedule_cap_changes()
         self._admit_arrivals()
         self._sample()
@@ -137,6 +138,7 @@ class SimulatedCluster(Connector):
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
         want = check_start(job, nodes, self._index, self._nodes, self._books, self._running)
         watts = book_start(job, want, self._nodes, self._books)
+        self._pool = [f - t for f, t in zip(self._pool, job.total.as_tuple(), strict=True)]
         self._account(self.now)
         self._busy_w += watts
         del self._queue[job_id]
@@ -281,9 +283,7 @@ class SimulatedCluster(Connector):
 
     def free_usable(self) -> list[int]:
         """Free resources pooled over the nodes a job may start on now (on and available)."""
-        if self._free_at is None or self._free_at[0] != self.changes:
-            self._free_at = (self.changes, pooled_free(self._nodes, self._books))
-        return self._free_at[1]
+        return list(self._pool)
 
     @property
     def pending_arrivals(self) -> int:
@@ -348,26 +348,8 @@ class SimulatedCluster(Connector):
         rj = self._running.pop(job_id)
         self._running_tuple = None
         self.changes += 1
-        need = rj.job.unit.as_tuple()
-        needed = [(r, a) for r, a in enumerate(need) if a]
-        for name in set(rj.nodes):
-            i = self._index[name]
-            book = self._books[i]
-            k = book.jobs.pop(job_id)
-            node = self._nodes[i]
-            unit_w = (
-                rj.job.unit_power_w
-                if rj.job.unit_power_w is not None
-                else node.power.unit_watts(rj.job.unit)
-            )
-            book.busy_units -= k
-            book.unit_watts -= unit_w * k
-            self._busy_w -= unit_w * k
-            if book.busy_units == 0:
-                self._busy_w -= node.power.first_core_w
-                book.unit_watts = 0.0
-            for r, amount in needed:
-                book.free[r] += amount * k
+        for watts in book_end(rj, self._index, self._nodes, self._books, self._pool):
+            self._busy_w -= watts
         if not self._running:
             self._busy_w = 0.0  # no float drift once idle
 
@@ -380,6 +362,13 @@ class SimulatedCluster(Connector):
     def _set_node(self, i: int, node: Node) -> None:
         old = self._nodes[i]
         self.changes += 1
+        sign = int(node.state is PowerState.ON and node.available) - int(
+            old.state is PowerState.ON and old.available
+        )
+        if sign:
+            self._pool = [
+                p + sign * f for p, f in zip(self._pool, self._books[i].free, strict=True)
+            ]
         self._static_w += node.power.state_watts(node.state) - old.power.state_watts(old.state)
         self._nodes_on += int(node.state is PowerState.ON) - int(old.state is PowerState.ON)
         self._nodes[i] = node

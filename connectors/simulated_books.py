@@ -142,3 +142,38 @@ def book_start(
             book.free[r] -= amount * k
         watts += unit_w * k
     return watts
+
+
+def book_end(
+    rj: RunningJob,
+    index: Mapping[str, int],
+    nodes: Sequence[Node],
+    books: list[NodeBook],
+    pool: list[int],
+) -> list[float]:
+    """Release an ended job's units from the books (and from ``pool``, the free resources of
+    the usable nodes); returns the power it stops drawing, term by term, in the order the
+    cluster subtracts them (the same float sums as before)."""
+    job = rj.job
+    needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
+    out: list[float] = []
+    for name in set(rj.nodes):
+        i = index[name]
+        book = books[i]
+        k = book.jobs.pop(job.id)
+        node = nodes[i]
+        unit_w = (
+            job.unit_power_w if job.unit_power_w is not None else node.power.unit_watts(job.unit)
+        )
+        book.busy_units -= k
+        book.unit_watts -= unit_w * k
+        out.append(unit_w * k)
+        if book.busy_units == 0:
+            out.append(node.power.first_core_w)
+            book.unit_watts = 0.0
+        for r, amount in needed:
+            book.free[r] += amount * k
+        if node.state is PowerState.ON and node.available:
+            for r, amount in needed:
+                pool[r] += amount * k
+    return out

@@ -12,6 +12,7 @@ from wattsched.daemon import (
     rms_cli,
     service_cli,
     simulate_cli,
+    sweep,
     tune_cli,
 )
 
@@ -54,6 +55,7 @@ def main(
 
 simulate_cli.register(app)
 daily_cli.register(app)
+sweep.register(app)
 app.add_typer(rms_cli.app, name="rms")
 service_cli.register(app)
 client_cli.register(app)

@@ -131,7 +131,7 @@ class EASYDispatcher(Dispatcher):
         """The head's shadow time and what it leaves spare then (None: it never fits)."""
         jv = self.cache.vec(head)
         future = state.copy()
-        order = future.order_index()
+        order = state.order_index()
         placements = self.cache.running_placements()
         pending = sorted(ends)
         times = sorted({t for t, _ in pending} | self._cap_times(state, now, pending))
@@ -146,9 +146,7 @@ class EASYDispatcher(Dispatcher):
                     if pending[k][1] in started
                     else placements[pending[k][1]]
                 )[0]
-                pooled = [
-                    a + b * int(pjv.units) for a, b in zip(pooled, pjv.req.tolist(), strict=True)
-                ]
+                pooled = [a + b for a, b in zip(pooled, pjv.total_l, strict=True)]
                 k += 1
             if any(n > p for n, p in zip(need, pooled, strict=True)):
                 continue  # cannot fit even pooled: skip the node-level work
@@ -182,11 +180,14 @@ class EASYDispatcher(Dispatcher):
 
     def _candidates(self, state: ClusterState, jobs: list[Job]) -> list[Job]:
         """The jobs whose total need fits in what is free now, pooled (the rest cannot start)."""
-        if not jobs:
-            return []
-        totals = np.array([self.cache.vec(j).total for j in jobs], dtype=np.int64)
-        ok = (totals <= state.free_total).all(axis=1)
-        return [jobs[int(p)] for p in np.flatnonzero(ok)]
+        f0, f1, f2, f3 = state.free_total_l
+        vec = self.cache.vec
+        out = []
+        for j in jobs:
+            t = vec(j).total_l
+            if t[0] <= f0 and t[1] <= f1 and t[2] <= f2 and t[3] <= f3:
+                out.append(j)
+        return out
 
     def _backfill(
         self,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from wattsched.scheduler.model import Job, Node, Placement, PowerCap, Snapshot
+from wattsched.scheduler.model import Job, Node, Placement, PowerCap, RunningJob, Snapshot
 from wattsched.scheduler.node_arrays import (
     EPS_W,
     BoolArray,
@@ -268,8 +268,8 @@ class ClusterState:
         return np.lexsort((np.arange(len(free_frac)), free_frac, -self.arrays.efficiency))
 
     def order_index(self) -> IntArray:
-        """Nodes in their listed order (first fit)."""
-        return np.arange(len(self.arrays.names))
+        """Nodes in their listed order (first fit; one read-only array per node list)."""
+        return self.arrays.listed_order
 
 
 def placement_of(arrays: NodeArrays, nodes: Sequence[str]) -> tuple[IntArray, IntArray]:
@@ -297,6 +297,7 @@ class StateCache:
         self._arrays: NodeArrays | None = None
         self._base: ClusterState | None = None
         self._running: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
+        self._running_of: tuple[RunningJob, ...] | None = None
         self._vecs: dict[str, JobVec] = {}
 
     def vec(self, job: Job) -> JobVec:
@@ -322,12 +323,16 @@ class StateCache:
                 self._arrays = NodeArrays(snap.nodes)
                 self._base = ClusterState(self._arrays, snap.cap)
                 self._running = {}
+                self._running_of = None
                 self._vecs = {}
             self._nodes = snap.nodes
         self._nodes = snap.nodes
         assert self._base is not None and self._arrays is not None
         base = self._base
         base.cap = snap.cap
+        if snap.running is self._running_of:
+            return base.copy()  # the very same running jobs: nothing to book or release
+        self._running_of = snap.running
         now = {rj.job.id: rj for rj in snap.running}
         for jid in self._running.keys() - now.keys():
             jv, idx, cnt = self._running.pop(jid)

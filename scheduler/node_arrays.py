@@ -57,32 +57,35 @@ class JobVec:
 
     @classmethod
     def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
-        req = np.array(job.unit.as_tuple(), dtype=np.int64)
+        unit = job.unit.as_tuple()
+        units = job.units
+        req = np.array(unit, dtype=np.int64)
         node_w = None
         flat_w = job.unit_power_w
         if job.unit_power_w is None and arrays is not None:
             node_w = arrays.res_w @ req.astype(float)
             if arrays.uniform_power and len(node_w):
                 flat_w = float(node_w[0])
-        nz = np.flatnonzero(req)
+        nz_l = [r for r, a in enumerate(unit) if a]
         if flat_w is not None:
-            min_w = flat_w * job.units
+            min_w = flat_w * units
         elif node_w is not None and len(node_w):
-            min_w = float(node_w.min()) * job.units
+            min_w = float(node_w.min()) * units
         else:
             min_w = 0.0
+        total_l = tuple(a * units for a in unit)
         return cls(
             req=req,
-            units=job.units,
+            units=units,
             walltime=job.walltime,
             unit_power_w=job.unit_power_w,
-            nz=nz,
-            total=req * job.units,
+            nz=np.array(nz_l, dtype=np.int64),
+            total=np.array(total_l, dtype=np.int64),
             node_w=node_w,
-            shape=(*job.unit.as_tuple(), job.units),
+            shape=(*unit, units),
             flat_w=flat_w,
-            total_l=tuple((req * job.units).tolist()),
-            single=int(nz[0]) if len(nz) == 1 else -1,
+            total_l=total_l,
+            single=nz_l[0] if len(nz_l) == 1 else -1,
             min_w=min_w,
             placement=job.placement,
             exclusive=job.exclusive,
@@ -112,6 +115,8 @@ class NodeArrays:
         self.total_capacity: IntArray = self.capacity.sum(axis=0)
         self.has_first_core = bool(self.first_core_w.any())
         self.uniform_power = bool(len(nodes) == 0 or (self.res_w == self.res_w[0]).all())
+        self.listed_order: IntArray = np.arange(len(nodes), dtype=np.int64)
+        self.listed_order.flags.writeable = False
 
     def restated(self, nodes: tuple[Node, ...]) -> NodeArrays | None:
         """The arrays of ``nodes`` when they differ from these only in power state,
@@ -155,6 +160,7 @@ _SHARED = (
     "total_capacity",
     "has_first_core",
     "uniform_power",
+    "listed_order",
 )
 """What :meth:`NodeArrays.restated` shares: everything but the nodes, usable and static_w."""
 
