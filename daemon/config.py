@@ -234,6 +234,9 @@ class Settings(BaseSettings):
     dispatcher_params: dict[str, Any] = Field(default_factory=dict)
     power_cap_w: PowerWatts | None = None
     power_cap_file: Path | None = None
+    log_file: Path | None = None
+    """Write the log to this file instead of stderr (reopened when logrotate moves it:
+    ``deploy/logrotate/wattsched``). Unset: stderr, which systemd sends to the journal."""
     database_url: str = "sqlite:///var/wattsched.db"
     max_start_attempts: int = Field(default=3, ge=1, le=100)
     """How many cycles in a row a failing start of one job is retried before giving up."""
@@ -321,7 +324,7 @@ def weak_token(token: str) -> str:
     return ""
 
 
-_PATH_KEYS = ("power_cap_file",)
+_PATH_KEYS = ("power_cap_file", "log_file")
 _API_PATH_KEYS = ("token_file",)
 _CONNECTOR_PATH_KEYS = (
     "system_file",

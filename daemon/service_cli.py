@@ -15,6 +15,7 @@ import uvicorn
 from sqlalchemy.exc import DatabaseError
 
 from wattsched.daemon.cli_common import ConfigOpt, LogLevel, LogLevelOpt, config_or_exit, fail
+from wattsched.daemon.log_setup import LOG_FORMAT, log_to_file
 
 
 def register(app: typer.Typer) -> None:
@@ -60,14 +61,14 @@ def serve(
     from wattsched.daemon.wiring import build_service
 
     config = config_or_exit(config)
-    logging.basicConfig(
-        level=log_level.value.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=log_level.value.upper(), format=LOG_FORMAT)
     # Quiet the libraries' per-run and per-request lines; our own code logs what matters.
     logging.getLogger("alembic").setLevel(logging.WARNING)
     log = logging.getLogger("wattsched.serve")
     try:
         settings = load_config(config)
+        if settings.log_file is not None:
+            log_to_file(settings.log_file)
         service = build_service(settings)
         app = create_app(settings, service)
     except (ConfigError, SchemaError, ConnectorError, ValueError, OSError) as exc:
@@ -118,6 +119,8 @@ def serve(
             port=settings.api.port,
             log_level=log_level.value,
             access_log=False,
+            # With a log file, uvicorn's records go to it through the root logger too.
+            log_config=None if settings.log_file is not None else uvicorn.config.LOGGING_CONFIG,
         )
     )
     held: list[InstanceLock] = [lock] if lock is not None else []

@@ -114,6 +114,19 @@ def matches_status(pg: Any, daemon: Daemon) -> bool:
     )
 
 
+def matches_cooling(pg: Any, daemon: Daemon) -> bool:
+    """The page shows the PUE, cooling power and outside temperature of /status."""
+    st = daemon.get("/status").json()
+    assert st["pue"] is not None  # the test cluster has a [cooling] table
+    return (
+        pg.locator("#cooling").is_visible()
+        and float(pg.locator("#pue").get_attribute("data-value") or "nan") == st["pue"]
+        and pg.locator("#pue").inner_text() == f"{st['pue']:.3f}"
+        and float(shown_watts(pg, "#cooling-w")[1] or "nan") == st["cooling_w"]
+        and pg.locator("#celsius").inner_text() == f"{st['celsius']:.1f} °C"
+    )
+
+
 def test_page_shows_nodes_power_cap_and_one_bar_per_planned_job(
     page: Any, daemon: Daemon, tmp_path: Path
 ) -> None:
@@ -125,6 +138,7 @@ def test_page_shows_nodes_power_cap_and_one_bar_per_planned_job(
     }
     assert shown == {n["name"] for n in nodes}
     until(lambda: matches_status(page, daemon), 10, "power and cap as /status")
+    until(lambda: matches_cooling(page, daemon), 10, "PUE, cooling and outside temperature")
 
     def bars_match_plan() -> bool:
         plan = daemon.get("/plan").json()

@@ -68,6 +68,9 @@ trace_file = "{root / "trace"}"
 queues_file = "{root / "queues"}"
 speedup = 1
 offline = false
+[cooling]
+kind = "air"
+season = "summer"
 """,
         encoding="utf-8",
     )

@@ -62,6 +62,24 @@
     fill.style.width = `${(frac * 100).toFixed(1)}%`;
     fill.classList.toggle("bad", head !== null && head < 0);
     if (document.activeElement !== $("mode-input")) $("mode-input").value = st.mode;
+    renderCooling(st);
+  }
+
+  // PUE, cooling power, outside temperature and profit rate: shown with a [cooling] table.
+  function renderCooling(st) {
+    const has = st.pue !== null && st.pue !== undefined;
+    $("cooling").hidden = !has;
+    if (!has) return;
+    setFigure($("pue"), st.pue, (v) => v.toFixed(3));
+    setWatts($("cooling-w"), st.cooling_w);
+    setFigure($("celsius"), st.celsius, (v) => `${v.toFixed(1)} °C`);
+    setFigure($("profit"), st.profit_per_h, (v) => v.toFixed(2));
+  }
+
+  function setFigure(node, v, fmt) {
+    const none = v === null || v === undefined;
+    node.textContent = none ? "–" : fmt(v);
+    node.dataset.value = none ? "" : String(v);
   }
 
   function setWatts(node, w) {
