@@ -14,6 +14,7 @@ Deterministic: nothing here draws random numbers or reads the wall clock.
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Sequence
 from dataclasses import replace
 from types import MappingProxyType
@@ -62,7 +63,11 @@ class SimulatedCluster(Connector):
         offline: bool = False,
         start_time: int | None = None,
         record_power: bool = True,
+        power_failure_p: float = 0.0,
+        seed: int = 0,
     ) -> None:
+        """``power_failure_p``: the probability that a power command fails (the node does not
+        respond; drawn with ``seed``), for replays that test a policy's handling of failures."""
         if not nodes:
             raise ValueError("a simulated cluster needs at least one node")
         self.cap = cap or PowerCap.unlimited()
@@ -96,6 +101,9 @@ class SimulatedCluster(Connector):
         self.peak_power_w = 0.0
         self.cap_violation_s = 0
         self.power_commands = 0
+        self.power_failures = 0
+        self._fail_draw = random.Random(seed).random if power_failure_p > 0 else None
+        self._fail_p = power_failure_p
         self.power_log: list[tuple[int, str, bool]] = []
         """Every accepted power command: ``(time, node, on)``."""
         self.power_saved_j = 0.0
@@ -189,6 +197,10 @@ class SimulatedCluster(Connector):
             state = power_transition(n.state, "power_on" if on else "power_off")
         except ValueError as exc:
             raise RMSCommandError(["power", node, "on" if on else "off"], 1, str(exc)) from exc
+        if self._fail_draw is not None and self._fail_draw() < self._fail_p:
+            self.power_failures += 1
+            msg = f"node {node} did not respond (simulated failure)"
+            raise RMSCommandError(["power", node, "on" if on else "off"], 1, msg)
         self.power_commands += 1
         self.power_log.append((self.now, node, on))
         self._set_node(i, replace(n, state=state))

@@ -37,7 +37,7 @@ def register(main: typer.Typer) -> None:
 
 def _workloads(
     trace: Path, fmt: TraceFormat, system: Path | None, nodes: int | None, cores: int | None,
-    max_jobs: int | None,
+    max_jobs: int | None, power_failure_p: float = 0.0, seed: int = 0,
 ) -> tuple[Any, Any, Any]:  # fmt: skip
     from wattsched.powerctl.tuning.evaluate import Workload, split_in_time
 
@@ -49,7 +49,13 @@ def _workloads(
     parts = split_in_time(trace.name, jobs)
     names = ("train", "validation", "test")
     return tuple(
-        Workload(f"{trace.name}:{n}", tuple(node_list), tuple(p))
+        Workload(
+            f"{trace.name}:{n}",
+            tuple(node_list),
+            tuple(p),
+            power_failure_p=power_failure_p,
+            seed=seed,
+        )
         for n, p in zip(names, parts, strict=True)
     )
 
@@ -79,6 +85,12 @@ def tune(
     out: Annotated[Path, typer.Option(help="Front JSON to write.")] = Path("front.json"),
     plot: Annotated[Path | None, typer.Option(help="Plot PNG (default: next to --out).")] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar on stderr.")] = True,
+    power_failure_p: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="Probability that a power command fails in the replays."
+        ),
+    ] = 0.0,
 ) -> None:
     """NSGA-II over the HGFS parameters: train on the first 50 % of the jobs (by submit
     time), report the front on the next 25 % (validation); the last 25 % is kept for pick."""
@@ -94,7 +106,9 @@ def tune(
     from wattsched.powerctl.tuning.search import tune as run_tune
 
     try:
-        train, validation, test = _workloads(trace, fmt, system, nodes, cores, max_jobs)
+        train, validation, test = _workloads(
+            trace, fmt, system, nodes, cores, max_jobs, power_failure_p, seed
+        )
     except (TraceError, ValueError) as exc:
         raise fail(f"error: {exc}") from None
     console = Console(stderr=True)
@@ -114,6 +128,7 @@ def tune(
         "system": str(system.resolve()) if system else None, "nodes": nodes, "cores": cores,
         "max_jobs": max_jobs, "split": [0.5, 0.25, 0.25], "seed": seed,
         "population": population, "generations": generations, "dispatcher": dispatcher,
+        "power_failure_p": power_failure_p,
         "jobs": [len(train.jobs), len(validation.jobs), len(test.jobs)],
     }  # fmt: skip
     doc = front_json(result, source)
@@ -156,6 +171,7 @@ def pick_cmd(
         _, _, test = _workloads(
             Path(src["trace"]), fmt, Path(src["system"]) if src["system"] else None,
             src["nodes"], src["cores"], src["max_jobs"],
+            src.get("power_failure_p", 0.0), src.get("seed", 0),
         )  # fmt: skip
     except (OSError, ValueError) as exc:
         raise fail(f"error: cannot rebuild the test part from {front}: {exc}") from None
@@ -172,3 +188,20 @@ def pick_cmd(
         f"{on_test.qos_p90:.3g}, {on_test.reconfigurations} reconfigurations, "
         f"{100 * on_test.saved_fraction:.1f} % saved -> {out}"
     )
+
+
+@app.command("scenario")
+def scenario_cmd(
+    number: Annotated[int, typer.Argument(min=1, max=4, help="EECluster scenario, 1-4.")],
+    out: Annotated[Path, typer.Option(help="SWF trace to write.")],
+    months: Annotated[float, typer.Option(min=0.1, max=120, help="Span (months of 730 h).")] = 24,
+    seed: Annotated[int, typer.Option(help="Makes the trace repeatable.")] = 1,
+) -> None:
+    """Write one of EECluster's four synthetic workloads as SWF, for the 16 x 8-core
+    cluster of ``deploy/systems/eecluster-16x8.toml`` (rates and sizes:
+    ``powerctl/tuning/scenarios.py``)."""
+    from wattsched.powerctl.tuning.scenarios import generate, write_swf
+
+    jobs = generate(number, months, seed)
+    write_swf(out, jobs, number, seed)
+    typer.echo(f"scenario {number}: {len(jobs)} jobs over {months:g} months -> {out}")

@@ -42,6 +42,9 @@ class Workload:
     nodes: tuple[Node, ...]
     jobs: tuple[Job, ...]
     cap: PowerCap = field(default_factory=PowerCap.unlimited)
+    power_failure_p: float = 0.0
+    """The probability that a power command fails in the replay (seeded by ``seed``)."""
+    seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,8 @@ class Objectives:
     saved_fraction: float
     reconfigurations: int
     energy_kwh: float
+    power_failures: int = 0
+    """Power commands that failed (with a failure probability in the replay)."""
 
     def minimised(self) -> tuple[float, float, float]:
         """The NSGA-II objectives: QoS, minus the energy saved, reconfigurations."""
@@ -102,7 +107,13 @@ def evaluate(
 ) -> Objectives:
     """Replay ``workload`` under HGFS ``params`` (or the idle timeout ``idle_s``, or no
     policy) and measure the three objectives."""
-    cluster = SimulatedCluster(list(workload.nodes), list(workload.jobs), workload.cap)
+    cluster = SimulatedCluster(
+        list(workload.nodes),
+        list(workload.jobs),
+        workload.cap,
+        power_failure_p=workload.power_failure_p,
+        seed=workload.seed,
+    )
     replay(cluster, registry.create(dispatcher), power_policy=policy_for(params, idle_s))
     metrics = schedule_metrics(outcomes(cluster))
     always_on = cluster.energy_j + cluster.power_saved_j
@@ -111,4 +122,5 @@ def evaluate(
         saved_fraction=cluster.power_saved_j / always_on if always_on > 0 else 0.0,
         reconfigurations=cluster.power_commands,
         energy_kwh=cluster.energy_j / 3.6e6,
+        power_failures=cluster.power_failures,
     )

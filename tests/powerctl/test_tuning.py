@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from power_builders import bursty_workload, cluster_nodes
 
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
 from wattsched.powerctl.hgfs import HGFSParams
+from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
+from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
 from wattsched.powerctl.tuning.encoding import bounds, decode, encode
 from wattsched.powerctl.tuning.evaluate import SplitError, Workload, evaluate, split_in_time
 from wattsched.powerctl.tuning.front import PickError, front_json, load_front, pick
 from wattsched.powerctl.tuning.search import tune
+from wattsched.scheduler import dispatcher as registry
 
 
 @settings(max_examples=200, deadline=None)
@@ -117,3 +123,22 @@ def test_replays_run_on_a_dask_cluster_with_the_same_front(tiny: dict) -> None:
         res = tune(train, validation, population=8, generations=3, seed=7,
                    dask_scheduler=lc.scheduler_address)  # fmt: skip
     assert [p.x for p in res.points] == [p["x"] for p in tiny["points"]]
+
+
+def test_failed_power_commands_in_replays_are_seeded_counted_and_backed_off() -> None:
+    nodes = tuple(cluster_nodes(6))
+    jobs = tuple(bursty_workload(120))
+    clean = evaluate(Workload("w", nodes, jobs), idle_s=300)
+    assert clean.power_failures == 0 and clean.reconfigurations > 0
+    flaky = Workload("w", nodes, jobs, power_failure_p=0.3, seed=5)
+    a, b = evaluate(flaky, idle_s=300), evaluate(flaky, idle_s=300)
+    assert a == b  # the same seed, the same draws
+    assert a.power_failures > 0
+    assert evaluate(replace(flaky, seed=6), idle_s=300) != a
+    # Every command fails: nothing is switched, and a node that failed is not tried again
+    # before the power book's failure back-off (as in production), not at every cycle.
+    dead = SimulatedCluster(list(nodes), list(jobs), power_failure_p=1.0)
+    replay(dead, registry.create("easy"), power_policy=IdleTimeoutPolicy(idle_s=300))
+    assert dead.power_commands == 0 and dead.power_saved_j == 0.0
+    tries_per_node = (dead.now - dead.start_time) // DEFAULT_BACKOFF_S + 1
+    assert 0 < dead.power_failures <= len(nodes) * tries_per_node
