@@ -223,6 +223,13 @@ def main() -> None:
             print(f"{name} ...", file=sys.stderr, flush=True)
             results.append(run_one(name, specs[name], args))
             print(f"{name}: {results[-1]['tune_seconds']:.0f} s", file=sys.stderr, flush=True)
+            write(args, started, load0, results)  # each workload as it ends
+
+
+def write(
+    args: argparse.Namespace, started: dt.datetime, load0: tuple[float, ...], results: list
+) -> None:
+    """The results so far: Markdown, JSON and the plot."""
     head = [
         "# HGFS tuned per workload, five preferences on test, against idle timeouts (issue 13)",
         "",
