@@ -136,7 +136,7 @@ class EASYDispatcher(Dispatcher):
         pending = sorted(ends)
         times = sorted({t for t, _ in pending} | self._cap_times(state, now, pending))
         need = jv.total.tolist()
-        pooled = future.free_total.tolist()
+        pooled = list(future.free_total_l)
         k = 0
         released = 0
         for t in times:

@@ -42,9 +42,8 @@ class ClusterState:
         """Exclusive jobs booked (0: the fast path skips every rule check)."""
         """Exclusive jobs on each node (a node held whole takes no other job)."""
         self.power_w: float = arrays.static_w
-        self.free_total: IntArray = arrays.total_capacity.copy()
-        self.free_total_l: list[int] = self.free_total.tolist()
-        """``free_total`` as Python ints, kept in step (cheap scalar checks)."""
+        self.free_total_l: list[int] = arrays.total_capacity.tolist()
+        """Free resources pooled over the nodes, as Python ints (cheap scalar checks)."""
         self.last_fail = ""
         """Why the last :meth:`place` failed: ``resources`` or ``power``."""
 
@@ -58,7 +57,6 @@ class ClusterState:
         other.held_whole = self.held_whole.copy()
         other.exclusive_jobs = self.exclusive_jobs
         other.power_w = self.power_w
-        other.free_total = self.free_total.copy()
         other.free_total_l = list(self.free_total_l)
         other.last_fail = ""
         return other
@@ -213,11 +211,15 @@ class ClusterState:
         self.power_w += delta
         return delta
 
+    @property
+    def free_total(self) -> IntArray:
+        """Free resources pooled over the nodes, as an array."""
+        return np.array(self.free_total_l, dtype=np.int64)
+
     def _add_total(self, total: tuple[int, ...], sign: int) -> None:
         f = self.free_total_l
         for r in range(4):
             f[r] += sign * total[r]
-        self.free_total = np.array(f, dtype=np.int64)
 
     def release(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Undo :meth:`commit` (a job ended); returns the power removed."""
