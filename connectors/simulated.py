@@ -8,13 +8,13 @@ node that is off or a job that is not pending is refused with the same typed err
 RMS connector raises. It records every job's start and end, and the IT power over time, from
 which :mod:`wattsched.scheduler.metrics` computes the figures.
 
-Deterministic: nothing here draws random numbers or reads the wall clock.
+Deterministic: it never reads the wall clock, and its only random draws (failed power
+commands, when asked: :mod:`~wattsched.connectors.simulated_failures`) are seeded.
 """
 
 from __future__ import annotations
 
 import heapq
-import random
 from collections.abc import Sequence
 from dataclasses import replace
 from types import MappingProxyType
@@ -37,6 +37,7 @@ from wattsched.connectors.simulated_books import (
     pooled_free,
     seconds_above,
 )
+from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
 
@@ -66,8 +67,6 @@ class SimulatedCluster(Connector):
         power_failure_p: float = 0.0,
         seed: int = 0,
     ) -> None:
-        """``power_failure_p``: the probability that a power command fails (the node does not
-        respond; drawn with ``seed``), for replays that test a policy's handling of failures."""
         if not nodes:
             raise ValueError("a simulated cluster needs at least one node")
         self.cap = cap or PowerCap.unlimited()
@@ -101,9 +100,7 @@ class SimulatedCluster(Connector):
         self.peak_power_w = 0.0
         self.cap_violation_s = 0
         self.power_commands = 0
-        self.power_failures = 0
-        self._fail_draw = random.Random(seed).random if power_failure_p > 0 else None
-        self._fail_p = power_failure_p
+        self._failures = PowerFailures(power_failure_p, seed) if power_failure_p else None
         self.power_log: list[tuple[int, str, bool]] = []
         """Every accepted power command: ``(time, node, on)``."""
         self.power_saved_j = 0.0
@@ -197,10 +194,8 @@ class SimulatedCluster(Connector):
             state = power_transition(n.state, "power_on" if on else "power_off")
         except ValueError as exc:
             raise RMSCommandError(["power", node, "on" if on else "off"], 1, str(exc)) from exc
-        if self._fail_draw is not None and self._fail_draw() < self._fail_p:
-            self.power_failures += 1
-            msg = f"node {node} did not respond (simulated failure)"
-            raise RMSCommandError(["power", node, "on" if on else "off"], 1, msg)
+        if self._failures is not None:
+            self._failures.check(node, on)
         self.power_commands += 1
         self.power_log.append((self.now, node, on))
         self._set_node(i, replace(n, state=state))
@@ -296,6 +291,11 @@ class SimulatedCluster(Connector):
     def free_usable(self) -> list[int]:
         """Free resources pooled over the nodes a job may start on now (on and available)."""
         return list(self._pool)
+
+    @property
+    def power_failures(self) -> int:
+        """Power commands that failed (``power_failure_p``; they change nothing)."""
+        return self._failures.count if self._failures is not None else 0
 
     @property
     def pending_arrivals(self) -> int:
