@@ -55,7 +55,10 @@ def make_scheduler(
         raise ValueError(f"scheduler {name!r}: expected one of {', '.join(SCHEDULERS)}")
     if name.startswith("rules-"):
         rule = name.removeprefix("rules-")
-        return lambda p, end: rule_based(p, rule_order(p, rule), strict=opts.strict)
+        return lambda p, end: rule_based(
+            p, rule_order(p, rule), strict=opts.strict,
+            horizon=max(1, -(-(end - p.origin) // p.slot_s)),
+        )  # fmt: skip
 
     def search(p: DayProblem, end: int) -> DaySchedule:
         scoring = Scoring(cooling, prices, end)
