@@ -169,6 +169,8 @@ def run_daily(
     metrics: dict[str, Any] = dict(report.as_metrics())
     metrics["it_kwh"] = report.it_kwh
     metrics["horizon_days"] = days
+    metrics["horizon_start"], metrics["horizon_end"] = first_day, horizon
+    metrics["first_submit"] = min((j.submit for j in jobs), default=first_day)
     metrics["profit_whole_run"] = whole.profit
     metrics.update(
         schedule_metrics(
