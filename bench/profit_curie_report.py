@@ -58,7 +58,8 @@ def render(records: list[dict[str, Any]]) -> tuple[list[str], dict[str, dict[str
              "|",
              "|---|---|---|---|"]  # fmt: skip
     bound = ["| cooling:season | best rule | revenue / full-machine revenue | profit bound "
-             "(every core busy from the first submission) | bound vs best rule |", "|---|---|---|---|---|"]  # fmt: skip
+             "(every core busy from the first submission) | bound vs best rule |",
+             "|---|---|---|---|---|"]  # fmt: skip
     for key, res in merged.items():
         cooling, season = key.split(":")
         rb_name, rb = best_rule(res)
