@@ -63,6 +63,12 @@ def run(label: str, args: argparse.Namespace, cooling: str, season: str, out: Pa
     return m
 
 
+def _commit() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+    ).stdout.strip()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=None, help="first N jobs (default: all)")
@@ -95,14 +101,13 @@ def main() -> None:
                     extra = ["--strict"] if label.endswith(":strict") else []
                     res[f"{label}:complete"] = run(label, args, cooling, season, Path(tmp), extra)
             results[key] = res
-    record = {
-        "started": started.isoformat(), "machine": platform.node(), "cpus": os.cpu_count(),
-        "python": platform.python_version(), "argv": sys.argv[1:],
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                 text=True, cwd=REPO).stdout.strip(),
-        "results": results,
-    }  # fmt: skip
-    args.json.write_text(json.dumps(record, indent=1) + "\n")
+            # Written after each scenario: a run cut short keeps what it measured.
+            record = {
+                "started": started.isoformat(), "machine": platform.node(),
+                "cpus": os.cpu_count(), "python": platform.python_version(),
+                "argv": sys.argv[1:], "commit": _commit(), "results": results,
+            }  # fmt: skip
+            args.json.write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.json}; render with bench/profit_curie_report.py")
 
 

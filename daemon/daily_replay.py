@@ -130,6 +130,9 @@ def run_daily(
     per_day: list[dict[str, Any]] = []
 
     def on_day(p: DayProblem, first: SearchResult, best: SearchResult) -> None:
+        # DelaySearch and RelaxationSearch start from MultiSearch's best and keep it unless
+        # they beat it: never below it on the same day.
+        assert best.profit >= first.profit - 1e-9, (best.profit, first.profit)
         per_day.append({
             "day": p.origin, "jobs": p.n_jobs, "multisearch_profit": first.profit,
             "profit": best.profit, "multisearch_s": first.seconds, "seconds": best.seconds,
