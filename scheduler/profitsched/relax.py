@@ -63,6 +63,8 @@ class RelaxOptions:
     extra_jobs: int = 50
     improve: bool = True
     seed: int = 0
+    deterministic_s: float | None = None
+    """A limit in CP-SAT's deterministic time as well (load-independent: tests)."""
 
 
 @dataclass(slots=True)
@@ -93,6 +95,8 @@ def relaxation_search(
     solver.parameters.max_time_in_seconds = max(0.01, opts.time_limit_s)
     solver.parameters.num_workers = max(1, opts.workers)
     solver.parameters.random_seed = opts.seed
+    if opts.deterministic_s is not None:
+        solver.parameters.max_deterministic_time = opts.deterministic_s
     code = solver.solve(built.m)
     status = solver.status_name(code)
     best = SearchResult(

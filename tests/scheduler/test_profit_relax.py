@@ -64,19 +64,20 @@ SCORINGS = {
 }
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("scoring", list(SCORINGS))
 def test_the_model_objective_is_the_evaluators_profit(seed: int, scoring: str) -> None:
     sc = SCORINGS[scoring]
     problem = random_problem(seed)
     best = multi_search(problem, sc, workers=1)
-    opts = RelaxOptions(time_limit_s=2.0, workers=2, improve=False)
+    opts = RelaxOptions(workers=1, improve=False)
     built = _Model(problem, sc, best.schedule, sc.horizon(problem), opts)
     # The hint, in the model's integers, is the evaluator's profit (rounding aside).
     assert built.hint_objective / built.unit == pytest.approx(best.profit, rel=1e-3, abs=1e-6)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = 2.0
-    solver.parameters.num_workers = 2
+    solver.parameters.max_time_in_seconds = 120.0
+    solver.parameters.max_deterministic_time = 0.5  # not wall time: the same under load
+    solver.parameters.num_workers = 1  # with a deterministic limit: the same result always
     code = solver.solve(built.m)
     assert code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     sched = built.decode(solver)
@@ -95,7 +96,9 @@ def test_relaxation_search_is_valid_and_never_below_multisearch(
     sc = SCORINGS["summer"]
     problem = random_problem(seed, budget=budget)
     best = multi_search(problem, sc, workers=1)
-    out = relaxation_search(problem, sc, best, RelaxOptions(time_limit_s=3.0, workers=2))
+    out = relaxation_search(
+        problem, sc, best, RelaxOptions(time_limit_s=120.0, workers=1, deterministic_s=1.0)
+    )
     assert out.profit >= best.profit
     assert out.profit == pytest.approx(score(problem, out.schedule, sc).profit)
     assert validate_schedule(nodes(4), executed(problem, out.schedule), PowerCap.unlimited()) == []
@@ -125,7 +128,9 @@ def test_relaxation_search_moves_work_to_the_cool_afternoon_and_fills_a_node() -
     problem = DayProblem.build(nodes(2), jobs, origin=0, slot_s=600, power_w=[5000.0], rate=[0.002])
     best = multi_search(problem, sc, workers=1)
     assert best.schedule.start[0] == 0
-    out = relaxation_search(problem, sc, best, RelaxOptions(time_limit_s=5.0, workers=2))
+    out = relaxation_search(
+        problem, sc, best, RelaxOptions(time_limit_s=120.0, workers=1, deterministic_s=1.0)
+    )
     assert out.profit > best.profit
     assert out.schedule.start[0] * 600 >= 43_200
     assert out.name.endswith("+relax")
@@ -143,6 +148,8 @@ def test_an_unplaced_single_unit_job_is_offered_and_placed() -> None:
     hint = DaySchedule(np.array([0, -1]), [np.array([0]), np.empty(0, dtype=np.int64)])
     start = multi_search(problem, sc, workers=1)
     initial = type(start)(hint, "hand", score(problem, hint, sc).profit, np.array([0, 1]))
-    out = relaxation_search(problem, sc, initial, RelaxOptions(time_limit_s=5.0, workers=2))
+    out = relaxation_search(
+        problem, sc, initial, RelaxOptions(time_limit_s=120.0, workers=1, deterministic_s=1.0)
+    )
     assert out.schedule.start[1] >= 0 and out.profit > initial.profit
     assert validate_schedule(nodes(2), executed(problem, out.schedule), PowerCap.unlimited()) == []
