@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,6 +29,36 @@ from wattsched.daemon.simulate_cli import (
     _load_jobs,
     load_system,
 )
+
+DAILY = SCHEDULERS
+"""The ``simulate --dispatcher`` names routed to the daily replay."""
+
+
+def simulate_as_daily(args: dict[str, Any]) -> None:
+    """``wattsched simulate --dispatcher rules-est|...|relaxsearch``: the daily replay with
+    the options of ``simulate`` that it shares; the others are refused by name."""
+    from wattsched.daemon.simulate_cli import PowerPolicyName
+
+    unused = [name for name, given in (
+        ("--power-cap", args["power_cap"] is not None),
+        ("--power-cap-file", args["power_cap_file"]),
+        ("--offline", args["offline"]), ("--power-out", args["power_out"]),
+        ("--plot", args["plot"]), ("--param", args["param"]),
+        ("--power-policy", args["power_policy"] is not PowerPolicyName.NONE),
+    ) if given]  # fmt: skip
+    if unused:
+        raise fail(f"error: --dispatcher {args['dispatcher']} (the daily replay) takes no "
+                   + ", ".join(unused))  # fmt: skip
+    simulate_daily(
+        trace=args["trace"], scheduler=args["dispatcher"], metrics_out=args["metrics_out"],
+        schedule_out=args["schedule_out"], fmt=args["fmt"], system=args["system"],
+        nodes=args["nodes"], cores=args["cores"], mem_mb=args["mem_mb"], queues=args["queues"],
+        job_power=args["job_power"], core_watts=args["core_watts"], seed=args["seed"],
+        strict=args["strict"], cooling="air" if args["cooling"] == "none" else args["cooling"],
+        season=args["season"], temperature=args["temperature"], prices=args["prices"],
+        runtime=str(args["runtime"] or "real"), limit_jobs=args["limit_jobs"],
+        progress=args["progress"],
+    )  # fmt: skip
 
 
 def register(app: typer.Typer) -> None:
@@ -70,6 +100,13 @@ def simulate_daily(
         int | None,
         typer.Option(min=1, help="Profit horizon in days (default: the days of submissions)."),
     ] = None,
+    relax_time_s: Annotated[
+        float, typer.Option(min=0.01, help="RelaxationSearch CP-SAT seconds per day.")
+    ] = 10.0,
+    days: Annotated[
+        int | None,
+        typer.Option(min=1, help="Stop after this many days (the profit horizon needs no more)."),
+    ] = None,
     limit_jobs: LimitOpt = None,
     progress: ProgressOpt = True,
 ) -> None:
@@ -96,7 +133,8 @@ def simulate_daily(
         price = read_prices(prices) if prices else Prices()
         opts = DailyOptions(
             scheduler, strict=strict, runtime=runtime, slot_s=slot_s, workers=workers,
-            delay_time_s=delay_time_s, horizon_days=horizon_days,
+            delay_time_s=delay_time_s, horizon_days=horizon_days, relax_time_s=relax_time_s,
+            max_days=days,
         )  # fmt: skip
     except (TraceError, ValueError) as exc:
         raise fail(f"error: {exc}") from None

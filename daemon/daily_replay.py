@@ -9,7 +9,7 @@ per-day scheduler seconds).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,12 +21,24 @@ from wattsched.scheduler.profit import Executions, Prices, ProfitReport, evaluat
 from wattsched.scheduler.profitsched.heuristic import rule_based
 from wattsched.scheduler.profitsched.orderings import rule_order
 from wattsched.scheduler.profitsched.problem import DayProblem, DaySchedule
+from wattsched.scheduler.profitsched.relax import RelaxOptions, relaxation_search
 from wattsched.scheduler.profitsched.rolling import DAY_S, Progress, RollingResult, rolling_days
-from wattsched.scheduler.profitsched.search import Scoring, delay_search, multi_search
+from wattsched.scheduler.profitsched.search import (
+    Scoring,
+    SearchResult,
+    delay_search,
+    multi_search,
+)
 
-SCHEDULERS = ("rules-est", "rules-wt", "rules-profit", "multisearch", "delaysearch")
+DayHook = Callable[[DayProblem, SearchResult, SearchResult], None]
+"""Called with each day's problem, MultiSearch's result and the final search's result."""
+
+SCHEDULERS = (
+    "rules-est", "rules-wt", "rules-profit", "multisearch", "delaysearch", "relaxsearch",
+)  # fmt: skip
 """The daily schedulers by name: the rule-based ones (strict with ``strict=True``), the
-MultiSearch of the job-based heuristic, and DelaySearch from MultiSearch's best."""
+MultiSearch of the job-based heuristic, and DelaySearch and RelaxationSearch from
+MultiSearch's best."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +56,16 @@ class DailyOptions:
     horizon_days: int | None = None
     """Days of the profit's horizon from the first day (the paper: the trace's 23 days);
     work after it earns nothing. None: the days the trace's submissions span."""
+    relax_time_s: float = 10.0
+    """RelaxationSearch's CP-SAT time limit per day."""
+    relax: RelaxOptions | None = None
+    """RelaxationSearch's other settings (default: :class:`RelaxOptions`)."""
+    max_days: int | None = None
+    """Stop after this many days (None: until every job has started)."""
 
 
 def make_scheduler(
-    opts: DailyOptions, cooling: CoolingModel, prices: Prices
+    opts: DailyOptions, cooling: CoolingModel, prices: Prices, on_day: DayHook | None = None
 ) -> Callable[[DayProblem, int], DaySchedule]:
     """The ``scheduler(problem, day_end)`` callable of ``opts.scheduler``."""
     name = opts.scheduler
@@ -55,15 +73,25 @@ def make_scheduler(
         raise ValueError(f"scheduler {name!r}: expected one of {', '.join(SCHEDULERS)}")
     if name.startswith("rules-"):
         rule = name.removeprefix("rules-")
-        return lambda p, end: rule_based(p, rule_order(p, rule), strict=opts.strict)
+        return lambda p, end: rule_based(
+            p, rule_order(p, rule), strict=opts.strict,
+            horizon=max(1, -(-(end - p.origin) // p.slot_s)),
+        )  # fmt: skip
 
     def search(p: DayProblem, end: int) -> DaySchedule:
         scoring = Scoring(cooling, prices, end)
-        best = multi_search(p, scoring, workers=opts.workers)
+        best = first = multi_search(p, scoring, workers=opts.workers)
         if name == "delaysearch":
             best = delay_search(
                 p, scoring, best, delay_slots=opts.delay_slots, time_limit_s=opts.delay_time_s
             )
+        elif name == "relaxsearch":
+            relax = opts.relax or RelaxOptions(workers=opts.workers or 2)
+            best = relaxation_search(
+                p, scoring, best, replace(relax, time_limit_s=opts.relax_time_s)
+            )
+        if on_day is not None:
+            on_day(p, first, best)
         return best.schedule
 
     return search
@@ -94,18 +122,34 @@ def run_daily(
     *,
     progress: Progress | None = None,
 ) -> tuple[RollingResult, ProfitReport, dict[str, Any]]:
-    """Replay day by day; the committed schedule, its profit report, and the metrics."""
+    """Replay day by day; the committed schedule, its profit report, and the metrics.
+
+    The metrics' ``per_day`` lists, for a search, each day's MultiSearch and final profit
+    (of that day's problem) and seconds."""
     power = job_powers(jobs, nodes)
+    per_day: list[dict[str, Any]] = []
+
+    def on_day(p: DayProblem, first: SearchResult, best: SearchResult) -> None:
+        # DelaySearch and RelaxationSearch start from MultiSearch's best and keep it unless
+        # they beat it: never below it on the same day.
+        assert best.profit >= first.profit - 1e-9, (best.profit, first.profit)
+        per_day.append({
+            "day": p.origin, "jobs": p.n_jobs, "multisearch_profit": first.profit,
+            "profit": best.profit, "multisearch_s": first.seconds, "seconds": best.seconds,
+            "by": best.name,
+        })  # fmt: skip
+
     rolling = rolling_days(
         nodes,
         jobs,
-        make_scheduler(opts, cooling, prices),
+        make_scheduler(opts, cooling, prices, on_day),
         power_w=power,
         rate=job_rates(jobs, prices),
         runtime=opts.runtime,
         slot_s=opts.slot_s,
         power_budget_w=opts.power_budget_w,
         progress=progress,
+        max_days=opts.max_days,
     )
     placed = rolling.placed
     runs = Executions.of(
@@ -119,9 +163,17 @@ def run_daily(
     # The paper's protocol: the profit of the horizon; what runs past it earns nothing.
     report = evaluate_profit(runs, cooling, prices, start=first_day, end=horizon)
     whole = evaluate_profit(runs, cooling, prices)
+    # Each day's profit of the committed schedule (the paper's figures sum them over days).
+    daily = [
+        evaluate_profit(runs, cooling, prices, start=first_day + d * DAY_S,
+                        end=first_day + (d + 1) * DAY_S).profit
+        for d in range(max(days, len(rolling.days)))
+    ] if len(runs) else []  # fmt: skip
     metrics: dict[str, Any] = dict(report.as_metrics())
     metrics["it_kwh"] = report.it_kwh
     metrics["horizon_days"] = days
+    metrics["horizon_start"], metrics["horizon_end"] = first_day, horizon
+    metrics["first_submit"] = min((j.submit for j in jobs), default=first_day)
     metrics["profit_whole_run"] = whole.profit
     metrics.update(
         schedule_metrics(
@@ -138,6 +190,11 @@ def run_daily(
             "day_seconds_mean": float(np.mean(secs)) if secs else 0.0,
             "day_seconds_max": float(np.max(secs)) if secs else 0.0,
             "scheduler_seconds": float(np.sum(secs)),
+            "max_days": opts.max_days,
+            "complete": len(placed) == len(jobs),
+            "day_seconds": secs,
+            "per_day": per_day,
+            "daily_profit": daily,
         }
     )
     return rolling, report, metrics

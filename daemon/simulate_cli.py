@@ -136,8 +136,23 @@ def simulate(
         str, typer.Option(help="none, air or hybrid: add profit, PUE and cooling metrics.")
     ] = "none",
     season: Annotated[str, typer.Option(help="winter or summer (with --cooling).")] = "summer",
+    strict: Annotated[bool, typer.Option(help="Daily rules-*: strict order.")] = False,
+    temperature: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Daily: time,celsius CSV.")
+    ] = None,
+    prices: Annotated[
+        Path | None, typer.Option(exists=True, dir_okay=False, help="Daily: prices TOML.")
+    ] = None,
 ) -> None:
-    """Replay a trace through the control cycle and write metrics, schedule, power and plot."""
+    """Replay a trace through the control cycle and write metrics, schedule, power and plot.
+
+    The profit paper's daily schedulers (rules-est, rules-wt, rules-profit, multisearch,
+    delaysearch, relaxsearch) run the daily rolling replay instead (``simulate-daily``)."""
+    from wattsched.daemon.daily_cli import DAILY, simulate_as_daily
+
+    if dispatcher in DAILY:
+        simulate_as_daily(dict(locals()))
+        return
     from wattsched.connectors.traces.errors import TraceError
 
     try:

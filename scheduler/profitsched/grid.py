@@ -24,7 +24,9 @@ class Profile:
     totals and the power budget left per slot; slots grow on demand (beyond the last booking
     everything is free)."""
 
-    def __init__(self, problem: DayProblem, slots: int | None = None) -> None:
+    def __init__(
+        self, problem: DayProblem, slots: int | None = None, limit: int | None = None
+    ) -> None:
         self.p = problem
         self.ks = list(problem.resources)
         cap = problem.capacity[self.ks]  # (K, N)
@@ -32,6 +34,9 @@ class Profile:
         horizon = slots or int(
             max(1, problem.release.max(initial=0) + problem.duration.sum() // 4 + 1)
         )
+        if limit is not None and slots is None:
+            # No start at or after ``limit``: no booking reaches past limit + the longest job.
+            horizon = min(horizon, limit + int(problem.duration.max(initial=1)) + 1)
         self.free = np.repeat(cap[:, :, None], horizon, axis=2)
         self.total = self.free.sum(axis=1)  # (K, S)
         budget = problem.power_budget_w
@@ -135,12 +140,17 @@ class Profile:
         take[last] -= int(cum[last]) - units
         return np.repeat(np.arange(take.size), take)
 
-    def _pooled_candidates(self, j: int, r: int) -> IntArray:
-        """The release and the later end slots at which the pooled totals and the power
-        budget hold over the job's whole duration, in increasing order (vectorised)."""
+    def _pooled_candidates(self, j: int, r: int, limit: int | None = None) -> IntArray:
+        """The release and the later end slots (before ``limit``) at which the pooled totals
+        and the power budget hold over the job's whole duration, in increasing order
+        (vectorised)."""
         d = int(self.p.duration[j])
         ev = np.asarray(self.events, dtype=np.int64)
         cands = np.concatenate([[r], ev[ev > r]])
+        if limit is not None:
+            cands = cands[cands < limit]
+            if cands.size == 0:
+                return cands
         self._grow(int(cands[-1]) + d)
         want = self.p.need[j, self.ks] * self.p.units[j]
         ok = np.all(self.total[:, r:] >= want[:, None], axis=0)
@@ -154,10 +164,13 @@ class Profile:
         )
         return cands[first_bad >= cands + d]
 
-    def earliest(self, j: int, release: int | None = None) -> tuple[int, IntArray]:
-        """The earliest slot at or after the job's release where it fits, and its nodes."""
+    def earliest(
+        self, j: int, release: int | None = None, limit: int | None = None
+    ) -> tuple[int, IntArray] | None:
+        """The earliest slot at or after the job's release where it fits, and its nodes;
+        None when it fits at no slot before ``limit`` (when given)."""
         r = int(self.p.release[j] if release is None else release)
-        cands = self._pooled_candidates(j, r)
+        cands = self._pooled_candidates(j, r, limit)
         d = int(self.p.duration[j])
         need = self.p.need[j, self.ks][:, None, None]
         units = int(self.p.units[j])
@@ -175,6 +188,8 @@ class Profile:
                     return int(t), alloc
         # After the last end everything is free: it fits there (DayProblem.build checked).
         t = max(r, self.events[-1] if self.events else r)
+        if limit is not None and t >= limit:
+            return None
         alloc = self.allocate(j, t)
         if alloc is None:  # pragma: no cover - a job too big for the cluster is refused earlier
             raise RuntimeError(f"job {self.p.jobs[j].id} fits nowhere on an empty cluster")

@@ -26,12 +26,18 @@ def job_based(
     *,
     min_start: dict[int, int] | None = None,
     fixed: dict[int, tuple[int, np.ndarray]] | None = None,
+    horizon: int | None = None,
 ) -> DaySchedule:
     """Algorithm 1 on ``order`` (job indices). ``min_start`` raises some jobs' releases (the
-    DelaySearch); ``fixed`` jobs keep a given start and nodes and are booked first."""
-    prof = Profile(problem)
+    DelaySearch); ``fixed`` jobs keep a given start and nodes and are booked first.
+
+    ``horizon`` (a slot): a job that cannot start before it is left unplaced (start -1) and
+    holds nothing, as the paper's ``st_i <= H``: the daily protocol schedules it tomorrow."""
+    prof = Profile(problem, limit=horizon)
     sched = DaySchedule.empty(problem.n_jobs)
     for j, (t, nodes) in (fixed or {}).items():
+        if t < 0:
+            continue
         prof.book(j, t, nodes)
         sched.start[j] = t
         sched.nodes[j] = nodes
@@ -41,16 +47,25 @@ def job_based(
         r = int(problem.release[j])
         if min_start and j in min_start:
             r = max(r, min_start[j])
-        t, nodes = prof.earliest(j, r)
+        if horizon is not None and r >= horizon:
+            continue
+        found = prof.earliest(j, r, horizon)
+        if found is None:
+            continue
+        t, nodes = found
         prof.book(j, t, nodes)
         sched.start[j] = t
         sched.nodes[j] = nodes
     return sched
 
 
-def rule_based(problem: DayProblem, order: Sequence[int], *, strict: bool) -> DaySchedule:
-    """The event-driven rule-based scheduler on ``order`` (see the module docstring)."""
-    prof = Profile(problem)
+def rule_based(
+    problem: DayProblem, order: Sequence[int], *, strict: bool, horizon: int | None = None
+) -> DaySchedule:
+    """The event-driven rule-based scheduler on ``order`` (see the module docstring).
+
+    ``horizon`` (a slot): time stops there; the jobs not started yet stay unplaced (-1)."""
+    prof = Profile(problem, limit=horizon)
     sched = DaySchedule.empty(problem.n_jobs)
     rank = np.empty(problem.n_jobs, dtype=np.int64)
     rank[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
@@ -61,7 +76,7 @@ def rule_based(problem: DayProblem, order: Sequence[int], *, strict: bool) -> Da
     a = 0
     t = 0
     left = problem.n_jobs
-    while left:
+    while left and (horizon is None or t < horizon):
         while a < len(arrivals) and problem.release[arrivals[a]] <= t:
             j = arrivals[a]
             queue.append((int(rank[j]), j))

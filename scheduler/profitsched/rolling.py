@@ -55,11 +55,14 @@ def rolling_days(
     power_budget_w: float | None = None,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    max_days: int | None = None,
 ) -> RollingResult:
     """Run ``scheduler`` once a day over the workload (see the module docstring).
 
     ``runtime``: ``real`` (a job runs its trace runtime, known to the scheduler as in the
-    paper's offline setting) or ``walltime`` (it runs its requested time).
+    paper's offline setting) or ``walltime`` (it runs its requested time). ``max_days``: stop
+    after that many scheduling days (a profit horizon needs only its own days); the jobs not
+    started by then are left out of the result.
     """
     if runtime not in ("real", "walltime"):
         raise ValueError(f"runtime {runtime!r}: expected real or walltime")
@@ -70,7 +73,7 @@ def rolling_days(
     day = (todo[0].submit // day_s) * day_s
     nxt = 0
     carried: list[Job] = []
-    while nxt < len(todo) or carried:
+    while (nxt < len(todo) or carried) and (max_days is None or len(out.days) < max_days):
         end = day + day_s
         while nxt < len(todo) and todo[nxt].submit < end:
             carried.append(todo[nxt])

@@ -36,6 +36,11 @@ class Scoring:
     prices: Prices
     end: int
 
+    def horizon(self, problem: DayProblem) -> int:
+        """The slot of ``end`` on the problem's grid: the searches start no job at or after
+        it (what starts later earns nothing today and is rescheduled tomorrow)."""
+        return max(1, -(-(self.end - problem.origin) // problem.slot_s))
+
 
 def executions(problem: DayProblem, sched: DaySchedule) -> Executions:
     """The placed jobs of ``sched`` as the profit evaluator's input."""
@@ -89,7 +94,7 @@ def _run(item: tuple[str, IntArray]) -> tuple[str, float, IntArray, list[IntArra
     assert _WORKER is not None
     problem, scoring = _WORKER
     name, order = item
-    sched = job_based(problem, order)
+    sched = job_based(problem, order, horizon=scoring.horizon(problem))
     return name, score(problem, sched, scoring).profit, sched.start, sched.nodes
 
 
@@ -144,9 +149,7 @@ def delay_search(
     best start and the next job is picked.
     """
     t0 = clock()
-    horizon = horizon_slot
-    if horizon is None:
-        horizon = max(1, (scoring.end - problem.origin) // problem.slot_s)
+    horizon = horizon_slot if horizon_slot is not None else scoring.horizon(problem)
     best = SearchResult(
         initial.schedule, initial.name, initial.profit, initial.order, list(initial.runs)
     )
@@ -156,14 +159,17 @@ def delay_search(
     min_start: dict[int, int] = {}
     while k < len(order) and clock() - t0 < time_limit_s:
         j = order[k]
+        if best.schedule.start[j] < 0:  # not placed today: nothing to delay
+            k += 1
+            continue
         nxt = max(min_start.get(j, 0), int(best.schedule.start[j])) + delay_slots
-        if nxt > horizon:
+        if nxt >= horizon:
             fixed[j] = (int(best.schedule.start[j]), best.schedule.nodes[j])
             min_start.pop(j, None)
             k += 1
             continue
         min_start[j] = nxt
-        sched = job_based(problem, order, min_start=min_start, fixed=fixed)
+        sched = job_based(problem, order, min_start=min_start, fixed=fixed, horizon=horizon)
         profit = score(problem, sched, scoring).profit
         best.runs.append((f"delay {problem.jobs[j].id} to {nxt}", profit))
         if profit > best.profit + 1e-9:

@@ -157,7 +157,8 @@ def test_multi_search_is_the_best_of_its_orders_and_delay_search_never_below() -
     scoring = Scoring(CoolingModel(SUMMER_DAY, FLAT), Prices(core_hour=0.1), 86_400)
     best = multi_search(problem, scoring, workers=1)
     singles = [
-        score(problem, job_based(problem, o), scoring).profit for _, o in all_orders(problem)
+        score(problem, job_based(problem, o, horizon=scoring.horizon(problem)), scoring).profit
+        for _, o in all_orders(problem)
     ]
     assert best.profit == pytest.approx(max(singles))
     check(problem, best.schedule)
@@ -193,3 +194,29 @@ def test_rolling_days_commit_each_day_and_carry_the_rest() -> None:
     starts = sorted(p.start for p in res.placed)
     assert starts == [3600, 46_800, 90_000]
     assert [d[1] for d in res.days] == [3, 1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_jobs, st.booleans(), st.integers(1, 12))
+def test_a_horizon_leaves_later_starts_unplaced_and_keeps_the_earlier_ones(
+    spec: list[tuple[int, int, int, int]], strict: bool, horizon: int
+) -> None:
+    jobs = [job(i, s * 60, w * 60, u, c) for i, (s, w, u, c) in enumerate(spec)]
+    problem = problem_of(jobs, nodes(3))
+    order = rule_order(problem, "est")
+    # Rules go forward in time: cut at the horizon, the starts before it are the same.
+    full = rule_based(problem, order, strict=strict)
+    cut = rule_based(problem, order, strict=strict, horizon=horizon)
+    assert cut.start.tolist() == [t if t < horizon else -1 for t in full.start.tolist()]
+    # The heuristic: nothing starts at or after the horizon; an unplaced job holds nothing,
+    # so each placed job is at its earliest given the placed jobs before it in the order.
+    sched = job_based(problem, order, horizon=horizon)
+    placed = [int(j) for j in order if sched.start[j] >= 0]
+    assert all(sched.start[j] < horizon for j in placed)
+    partial = DaySchedule.empty(problem.n_jobs)
+    for j in (int(j) for j in order):
+        earliest = brute_earliest(problem, partial, j)
+        assert sched.start[j] == (earliest if earliest < horizon else -1)
+        if sched.start[j] >= 0:
+            partial.start[j] = sched.start[j]
+            partial.nodes[j] = sched.nodes[j]
