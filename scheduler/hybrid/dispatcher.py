@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
+from wattsched.scheduler.hybrid.mapping import map_schedule
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
@@ -35,7 +36,7 @@ from wattsched.scheduler.hybrid.search import (
 )
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import placement_of
-from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Plan, RunningJob, Snapshot, SolverStats
 from wattsched.scheduler.prb import prb_node_order
 
 log = logging.getLogger(__name__)
@@ -152,26 +153,38 @@ class HybridDispatcher(Dispatcher):
         self._cap: object = None
         self._walltime: dict[str, int] = {}
         self._running_ends: dict[str, int] = {}
+        self._running: dict[str, tuple[int, tuple[str, ...]]] = {}
 
     # -- plan reuse ------------------------------------------------------------------------
 
     def _still_on_plan(self, snap: Snapshot) -> bool:
+        """True when the cluster is where the stored plan put it, so its later starts hold.
+
+        Every running job must be one the plan knows, from the start and on the nodes it
+        knows (a planned job: its planned nodes, and its planned start online; offline a start
+        delayed to a later event is accepted). A job past its end estimate that still runs
+        breaks the plan (it assumed the job would be gone by now). Online also: no planned
+        start was missed, and exactly the jobs the plan expects to run now do.
+        """
         if not self._schedule or snap.nodes is not self._nodes or snap.cap != self._cap:
             return False
         for rj in snap.running:
+            if rj.end_estimate <= snap.time:
+                return False  # overrunning: it holds its nodes until the RMS says otherwise
             a = self._schedule.get(rj.job.id)
-            if a is not None and (tuple(rj.nodes) != a.nodes or rj.start < a.start):
-                return False  # it runs elsewhere (or earlier) than planned: the plan is stale
+            if a is not None:
+                late = rj.start > a.start and self.mode == "offline"
+                if tuple(rj.nodes) != a.nodes or (rj.start != a.start and not late):
+                    return False  # it runs elsewhere, earlier or later than planned: stale
+            elif self._running.get(rj.job.id) != (rj.start, tuple(rj.nodes)):
+                return False  # unknown, or requeued and started again elsewhere
         queued = {j.id for j in snap.queued}
         if not queued <= self._schedule.keys():
             return False
         if self.mode == "offline":
-            # Nothing unplanned runs, and every queued job has its place in the plan. Jobs
-            # that end before their walltime only free room; a start planned at an instant
-            # that is no event any more (the job before it ended early) is carried out at the
-            # next event: the order of the plan holds.
-            known = self._schedule.keys() | self._running_ends.keys()
-            return all(rj.job.id in known for rj in snap.running)
+            # Jobs that end before their walltime only free room; a start planned at an
+            # instant that is no event any more is carried out at the next event.
+            return True
         for jid, a in self._schedule.items():
             if jid in queued and a.start < snap.time:
                 return False  # planned earlier but not started
@@ -188,6 +201,35 @@ class HybridDispatcher(Dispatcher):
         self._cap = snap.cap
         self._walltime = {j.id: j.walltime for j in snap.queued}
         self._running_ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+        self._running = {rj.job.id: (rj.start, tuple(rj.nodes)) for rj in snap.running}
+
+    def _refit(self, snap: Snapshot, now: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
+        """Store the plan as carried out: the starts of this cycle (the plan's and the fill's)
+        and the plan's later starts mapped again around them (release at their planned
+        start, in planned order). Returns the stored later starts; none when the plan's
+        jobs no longer all fit (then the next cycle plans again)."""
+        if not self._schedule:
+            return ()
+        jobs = {j.id: j for j in snap.queued}
+        started = {a.job_id: a for a in now}
+        extra = [
+            RunningJob(jobs[jid], snap.time, a.nodes, snap.time + jobs[jid].walltime)
+            for jid, a in started.items()
+        ]
+        rest = sorted(
+            (j for j in snap.queued if j.id not in started and j.id in self._schedule),
+            key=lambda j: (self._schedule[j.id].start, j.id),
+        )
+        after = Snapshot(snap.time, snap.nodes, (*snap.running, *extra),
+                         tuple(rest), snap.cap)  # fmt: skip
+        release = {j.id: max(self._schedule[j.id].start, snap.time) for j in rest}
+        mapped = map_schedule(after, self.cache, rest, release=release, source="refit",
+                              wake_on_release=True)  # fmt: skip
+        if not mapped.complete or len(rest) + len(started) != len(jobs):
+            self._schedule = {}
+            return ()
+        self._schedule = {**started, **{a.job_id: a for a in mapped.assignments}}
+        return mapped.assignments
 
     # -- the dispatcher interface -------------------------------------------------------------
 
@@ -228,7 +270,15 @@ class HybridDispatcher(Dispatcher):
         stats = replace(stats, extra={**stats.extra, "mode": self.mode})
         selected = self._checked(snap, self._select(snap, assignments))
         if self.fill_now:
-            selected = self._fill(snap, selected)
+            filled = self._fill(snap, selected)
+            if len(filled) > len(selected):
+                # The fill started jobs the plan did not start now: store the plan after it.
+                stats = replace(stats, extra={**stats.extra, "filled": len(filled) - len(selected)})
+                now = tuple(a for a in filled if a.start <= snap.time)
+                later = self._refit(snap, now)
+                selected = (*now, *later) if self.full_plan else now
+            else:
+                selected = filled
         return Plan(snap.time, selected, stats)
 
     def _budget_spent(self, snap: Snapshot) -> Plan:

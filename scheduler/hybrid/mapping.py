@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
-from wattsched.scheduler.listsched import PostponeHook, list_schedule
+from wattsched.scheduler.listsched import PostponeHook, list_schedule, live_end
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Job, Snapshot
 from wattsched.scheduler.prb import prb_node_order
@@ -111,7 +111,7 @@ def release_map(
     Returns (assignments, jobs never placed, postponements).
     """
     placements = cache.running_placements()
-    ends: list[tuple[int, str]] = [(max(e, t0), jid) for jid, e in running_ends.items()]
+    ends: list[tuple[int, str]] = [(live_end(e, t0), jid) for jid, e in running_ends.items()]
     heapq.heapify(ends)
     booked = {jid: placements[jid] for jid in running_ends if jid in placements}
     waiting = list(jobs)

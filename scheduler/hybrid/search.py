@@ -153,7 +153,9 @@ def hybrid_search(
     grain = _grain(params, span)
     horizon_end = snap.time + math.ceil(span * (1 + params.horizon_slack))
     problem = build_problem(snap, doable, grain=grain, horizon_end=horizon_end)
-    running_ends = {rj.job.id: -(-(rj.end_estimate - snap.time) // grain) for rj in snap.running}
+    running_ends = {
+        rj.job.id: max(1, -(-(rj.end_estimate - snap.time) // grain)) for rj in snap.running
+    }
     extra.update(grain_s=grain, horizon=problem.horizon)
     hint = _hint(problem, best)
     obj_max = problem.pooled_objective(hint)
