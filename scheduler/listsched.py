@@ -29,6 +29,7 @@ def live_end(end_estimate: int, now: int) -> int:
     its nodes until the RMS says it ended, so nothing is placed on them at ``now``."""
     return end_estimate if end_estimate > now else now + 1
 
+
 PostponeHook = Callable[[int, Job, list[str]], None]
 """Called as ``hook(t, job, running_job_ids)`` when an eligible job does not fit at ``t``."""
 

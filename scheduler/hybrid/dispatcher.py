@@ -72,7 +72,9 @@ class HybridDispatcher(Dispatcher):
     after the plan's starts, also start now, in PRB order, every other job that fits now: the
     plan assumes walltimes, jobs end earlier, and idling resources for a plan that will be
     redone at the next event cost more than it saves); ``lns`` (offline, default: with
-    feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``.
+    feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
+    ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
+    the default offline, or ``none``; see :mod:`.bound`).
     """
 
     name = "hybrid"
@@ -95,6 +97,7 @@ class HybridDispatcher(Dispatcher):
         lns: bool | None = None,
         seed: int = 0,
         total_budget_s: float | None = None,
+        lower_bound: str | None = None,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -131,6 +134,7 @@ class HybridDispatcher(Dispatcher):
                 orderings=orderings,
                 lns=feedback if lns is None else lns,
                 seed=seed,
+                lower_bound=lower_bound or "lp",
             )
         else:
             self.params = SearchParams(
@@ -146,6 +150,7 @@ class HybridDispatcher(Dispatcher):
                 orderings=orderings,
                 lns=False,  # the cycle budget goes to the CP solves
                 seed=seed,
+                lower_bound=lower_bound or "fluid",
             )
         self._schedule: dict[str, Assignment] = {}
         self._expect: tuple[tuple[object, ...], ...] | None = None

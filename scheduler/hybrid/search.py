@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.cpmodel import CpOutcome, Cut, solve_pooled
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import (
@@ -198,8 +199,8 @@ def hybrid_search(
         last = out
         iterations += 1
         if iterations == 1 and out.bound is not None:
-            bound = _real_units(problem, snap, out.bound)
-            extra["cp_bound"] = out.bound
+            # Not a bound on the real problem (rounded-up durations, horizon cut): kept as info.
+            extra["cp_bound"] = round(_real_units(problem, snap, out.bound), 3)
         by_release = sorted(doable, key=lambda j: (out.starts[problem.index[j.id]], rank[j.id]))
         mapped = map_schedule(
             snap,
@@ -236,6 +237,9 @@ def hybrid_search(
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves
     extra["best_source"] = best.source
+    bound = _valid_bound(snap, params, best, doable)
+    if bound is not None:
+        extra["gap"] = round(best.objective / bound, 4) if bound > 0 else 0.0
     return _finish(
         best, prb, history, cuts, status, bound, t_start, timer, solves, iterations, solver_s, extra
     )
@@ -308,6 +312,20 @@ def _lns(
         else:
             stale += 1
     return moves, wins, solver_s
+
+
+def _valid_bound(
+    snap: Snapshot, params: SearchParams, best: MappedSchedule, jobs: Sequence[Job]
+) -> float | None:
+    """A valid lower bound on the mean weighted queue time (:mod:`.bound`), or None."""
+    if params.lower_bound == "none" or len(jobs) != len(snap.queued):
+        return None
+    lb = fluid_bound(snap)
+    if params.lower_bound == "lp":
+        span = _makespan(best, jobs, snap.time) - snap.time
+        lp = lp_bound(snap, horizon=max(span, 1), time_limit_s=params.bound_time_s)
+        lb = max(lb, lp if lp is not None else 0.0)
+    return lb if math.isfinite(lb) else None
 
 
 def _real_units(problem: PooledProblem, snap: Snapshot, pooled: float) -> float:

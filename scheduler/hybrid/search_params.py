@@ -60,6 +60,10 @@ class SearchParams:
     lns_time_s: float = 0.2
     """Limit of one move's solve."""
     seed: int = 0
+    lower_bound: str = "fluid"
+    """Valid lower bound in the stats (:mod:`.bound`): ``none``, ``fluid`` (milliseconds) or
+    ``lp`` (also the time-indexed LP with HiGHS, up to ``bound_time_s``; offline)."""
+    bound_time_s: float = 10.0
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
@@ -72,6 +76,10 @@ class SearchParams:
             raise SearchParamError(f"SearchParams: time_limit_s={self.time_limit_s!r} must be > 0")
         if self.budget_s is not None and not self.budget_s > 0:
             raise SearchParamError(f"SearchParams: budget_s={self.budget_s!r} must be > 0")
+        if self.lower_bound not in ("none", "fluid", "lp"):
+            raise SearchParamError(
+                f"SearchParams: lower_bound={self.lower_bound!r} must be none, fluid or lp"
+            )
         if self.target_slots < 10:
             raise SearchParamError(f"SearchParams: target_slots={self.target_slots!r} >= 10")
 
