@@ -250,7 +250,7 @@ class HybridDispatcher(Dispatcher):
                 if jid in queued
             )
             reused = self._checked(snap, self._select(snap, kept))
-            return Plan(snap.time, reused, SolverStats(status="reused"))
+            return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
         if left <= MIN_REPLAN_S:
             return self._budget_spent(snap)
@@ -284,7 +284,13 @@ class HybridDispatcher(Dispatcher):
                 selected = (*now, *later) if self.full_plan else now
             else:
                 selected = filled
-        return Plan(snap.time, selected, stats)
+        return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _wake(self, snap: Snapshot) -> int | None:
+        """The stored plan's next start after now (the cycle must run then to carry it out:
+        a planned start need not fall on a job end or an arrival)."""
+        later = [a.start for a in self._schedule.values() if a.start > snap.time]
+        return min(later, default=None)
 
     def _budget_spent(self, snap: Snapshot) -> Plan:
         """The offline budget is spent: the rest of the replay starts jobs by the PRB rule."""

@@ -208,6 +208,7 @@ def hybrid_search(
             by_release,
             release=problem.release_times(out.starts),
             source=f"cp{iterations}-mapper",
+            wake_on_release=True,
         )
         consider(mapped)
         if timer() < deadline - reserve / 2:
@@ -305,7 +306,11 @@ def _lns(
         }
         order = sorted(jobs, key=lambda j: (release[j.id], rank[j.id]))
         before = best.objective
-        consider(map_schedule(snap, cache, order, release=release, source=f"lns{moves}"))
+        consider(
+            map_schedule(
+                snap, cache, order, release=release, source=f"lns{moves}", wake_on_release=True
+            )
+        )
         if incumbent().objective < before - 1e-9:
             wins += 1
             stale = 0
