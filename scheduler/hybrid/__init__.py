@@ -26,8 +26,9 @@ __all__ = [
     "solver_summary",
 ]
 
-NOT_SEARCHED = frozenset({"idle", "reused"})
-"""Statuses of cycles that ran no search (nothing queued, or following the last plan)."""
+NOT_SEARCHED = frozenset({"idle", "reused", "retimed"})
+"""Statuses of cycles that ran no search (nothing queued, following the last plan, or
+re-timing it after early ends)."""
 
 
 def _hybrid(**params: Any) -> HybridDispatcher:
@@ -69,6 +70,7 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         "cycles": len(stats),
         "searches": len(searched),
         "reused": sum(1 for s in stats if s.status == "reused"),
+        "retimed": sum(1 for s in stats if s.status == "retimed"),
         "status": dict(Counter(s.status for s in searched)),
         "seconds_total": round(sum(secs), 4),
         "seconds_mean": round(statistics.fmean(secs), 4) if secs else 0.0,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
+from wattsched.scheduler.hybrid.retime import ended_early, retime
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
@@ -249,6 +250,10 @@ class HybridDispatcher(Dispatcher):
                 for jid, a in self._schedule.items()
                 if jid in queued
             )
+            if self.mode == "offline" and ended_early(
+                snap, self._schedule, self._walltime, self._running_ends
+            ):
+                return self._retimed(snap)
             reused = self._checked(snap, self._select(snap, kept))
             return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
@@ -284,6 +289,15 @@ class HybridDispatcher(Dispatcher):
                 selected = (*now, *later) if self.full_plan else now
             else:
                 selected = filled
+        return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _retimed(self, snap: Snapshot) -> Plan:
+        """Jobs ended early: the plan's order (or PRB's) list scheduled again (:mod:`.retime`)."""
+        best = retime(snap, self.cache, self._schedule)
+        self._remember(snap, best.assignments)
+        selected = self._checked(snap, self._select(snap, best.assignments))
+        stats = SolverStats(status="retimed", objective=best.objective,
+                            extra={"best_source": best.source})  # fmt: skip
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _wake(self, snap: Snapshot) -> int | None:
