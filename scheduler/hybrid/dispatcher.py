@@ -65,7 +65,8 @@ class HybridDispatcher(Dispatcher):
 
     Parameters: ``feedback``; ``mode`` (``online`` or ``offline``); ``iterations`` (CP solves
     with feedback); ``time_limit_s`` (one solve; online at most the cycle budget);
-    ``budget_s`` (whole search, offline); ``workers`` (CP-SAT threads, default 2);
+    ``budget_s`` (whole search, offline); ``workers`` (CP-SAT threads, default 8: a
+    portfolio, more workers than cores is fine);
     ``grain_s`` (time grain of the CP model, None: automatic); ``offline_timeout_policy``;
     ``cycle_budget_s`` (online, default 1 s);
     ``full_plan`` (return the whole schedule, not only what starts now); ``orderings`` (also
@@ -75,7 +76,8 @@ class HybridDispatcher(Dispatcher):
     redone at the next event cost more than it saves); ``lns`` (offline, default: with
     feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
-    the default offline, or ``none``; see :mod:`.bound`).
+    the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
+    search budget for the priority-list local search before the CP, :mod:`.localsearch`).
     """
 
     name = "hybrid"
@@ -88,7 +90,7 @@ class HybridDispatcher(Dispatcher):
         iterations: int = 5,
         time_limit_s: float | None = None,
         budget_s: float | None = None,
-        workers: int = 2,
+        workers: int = 8,
         grain_s: int | None = None,
         offline_timeout_policy: TimeoutPolicy | None = None,
         cycle_budget_s: float = 1.0,
@@ -99,6 +101,7 @@ class HybridDispatcher(Dispatcher):
         seed: int = 0,
         total_budget_s: float | None = None,
         lower_bound: str | None = None,
+        local_search: float = 0.5,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -136,6 +139,7 @@ class HybridDispatcher(Dispatcher):
                 lns=feedback if lns is None else lns,
                 seed=seed,
                 lower_bound=lower_bound or "lp",
+                local_search=local_search,
             )
         else:
             self.params = SearchParams(
@@ -152,6 +156,7 @@ class HybridDispatcher(Dispatcher):
                 lns=False,  # the cycle budget goes to the CP solves
                 seed=seed,
                 lower_bound=lower_bound or "fluid",
+                local_search=local_search,
             )
         self._schedule: dict[str, Assignment] = {}
         self._expect: tuple[tuple[object, ...], ...] | None = None

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.cpmodel import CpOutcome, Cut, solve_pooled
+from wattsched.scheduler.hybrid.localsearch import priority_search
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import (
     PooledProblem,
@@ -125,6 +126,13 @@ def hybrid_search(
             consider(map_schedule(snap, cache, alt, release=None, source=name))
 
     extra: dict[str, float | int | str] = {"prb_objective": prb.objective}
+    if params.local_search > 0 and order and math.isfinite(deadline) and best.complete:
+        ls_end = timer() + params.local_search * max(deadline - timer(), 0.0)
+        tries, wins = priority_search(
+            snap, cache, order, lambda: best, consider, deadline=ls_end, timer=timer,
+            seed=params.seed,
+        )  # fmt: skip
+        extra.update(ls_tries=tries, ls_wins=wins)
     cuts: list[Cut] = []
     cut_keys: set[frozenset[str]] = set()
     status = "heuristic"
@@ -177,6 +185,7 @@ def hybrid_search(
                 objective_max=obj_max,
                 hint=hint,
                 seed=params.seed + solves,
+                strategy=params.fixed_order,
             )
         except (RuntimeError, ValueError, IndexError, MemoryError) as exc:  # keep the incumbent
             log.warning("hybrid: CP-SAT failed (%s); keeping the best schedule so far", exc)
