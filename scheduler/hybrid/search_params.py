@@ -69,7 +69,7 @@ class SearchParams:
     lower_bound: str = "fluid"
     """Valid lower bound in the stats (:mod:`.bound`): ``none``, ``fluid`` (milliseconds) or
     ``lp`` (also the time-indexed LP with HiGHS, up to ``bound_time_s``; offline)."""
-    bound_time_s: float = 10.0
+    bound_time_s: float = 3.0
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
