@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -165,6 +166,8 @@ class HybridDispatcher(Dispatcher):
         self._walltime: dict[str, int] = {}
         self._running_ends: dict[str, int] = {}
         self._running: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self._watch: dict[str, tuple[int, int]] = {}
+        self._ratios: list[float] = []
 
     # -- plan reuse ------------------------------------------------------------------------
 
@@ -245,6 +248,8 @@ class HybridDispatcher(Dispatcher):
     # -- the dispatcher interface -------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
+        if self.mode == "offline":
+            self._learn_runtimes(snap)
         if not snap.queued:
             self._schedule = {}
             return Plan(snap.time, (), SolverStats(status="idle"))
@@ -296,9 +301,18 @@ class HybridDispatcher(Dispatcher):
                 selected = filled
         return Plan(snap.time, selected, stats, self._wake(snap))
 
+    def _learn_runtimes(self, snap: Snapshot) -> None:
+        """Runtime over walltime of the jobs that ended since the last cycle (offline)."""
+        now = {rj.job.id: rj for rj in snap.running}
+        for jid, (start, wall) in self._watch.items():
+            if jid not in now:
+                self._ratios.append(min(1.0, (snap.time - start) / max(wall, 1)))
+        self._watch = {jid: (rj.start, rj.job.walltime) for jid, rj in now.items()}
+
     def _retimed(self, snap: Snapshot) -> Plan:
         """Jobs ended early: the plan's order (or PRB's) list scheduled again (:mod:`.retime`)."""
-        best = retime(snap, self.cache, self._schedule)
+        ratio = statistics.median(self._ratios) if self._ratios else 1.0
+        best = retime(snap, self.cache, self._schedule, ratio)
         self._remember(snap, best.assignments)
         selected = self._checked(snap, self._select(snap, best.assignments))
         stats = SolverStats(status="retimed", objective=best.objective,
