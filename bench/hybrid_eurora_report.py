@@ -1,7 +1,8 @@
 """The markdown summary and plots of ``bench/hybrid_eurora.py``'s JSON results.
 
-Usage: ``.venv/bin/python bench/hybrid_eurora_report.py bench/results/hybrid_eurora.json``
-(writes ``<stem>.md`` and ``<stem>_*.png`` beside it).
+Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]``: the
+rows of every file together (e.g. a run per protocol or cap range, made on a shared machine
+in parts), written as ``<first stem>.md`` and ``<first stem>_ratios.png`` beside the first.
 """
 
 from __future__ import annotations
@@ -24,20 +25,26 @@ def _source(r: dict[str, Any]) -> str:
     return "".join(ch for ch in src if not ch.isdigit()) or "prb"
 
 
-def report(path: Path) -> str:
+def report(path: Path, *more: Path) -> str:
     import json
 
-    data = json.loads(path.read_text())
-    rows: list[dict[str, Any]] = data["offline"]
-    m = data["machine"]
+    parts = [json.loads(p.read_text()) for p in (path, *more)]
+    data = parts[0]
+    rows: list[dict[str, Any]] = [r for d in parts for r in d["offline"]]
+    data["online"] = [o for d in parts for o in (d.get("online") or [])]
     lines = [
         "# Hybrid dispatcher on the Eurora 200-job instances (power-capping paper, section 6)",
         "",
-        f"Run {m['date']} on `{m['uname']}`, {m['nproc']} cores shared with other agents "
-        f"(load average at the start {m['loadavg_start'][0]:.1f}, at the end "
-        f"{m.get('loadavg_end', [math.nan])[0]:.1f}); total {data['total_s']} s.",
-        f"Command: `{m['command']}`. Raw results: `{path.name}`.",
-        f"Parameters: {data['params']}.",
+    ]
+    for p, d in zip((path, *more), parts, strict=True):
+        m = d["machine"]
+        lines.append(
+            f"- `{p.name}`: run {m['date']} on `{m['uname']}`, {m['nproc']} cores shared with "
+            f"other agents (load average {m['loadavg_start'][0]:.1f} at the start, "
+            f"{m.get('loadavg_end', [math.nan])[0]:.1f} at the end), {d['total_s']} s; "
+            f"command `{m['command']}`; parameters {d['params']}."
+        )
+    lines += [
         "",
         "Ratio = PRB's mean weighted queue time / the hybrid's (> 1: the hybrid is better), "
         "from the simulated cluster's records. Gap = objective / a valid lower bound (the "
@@ -139,4 +146,4 @@ def _plots(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    print(report(Path(sys.argv[1])))
+    print(report(*(Path(a) for a in sys.argv[1:])))
