@@ -8,9 +8,10 @@ wall seconds, the whole search included; a solve that times out is not retried. 
 ``time_limit_s`` (default: the timeout policy's 5 s) and is retried with a doubled limit, up to
 60 s, when it found nothing; ``budget_s`` optionally bounds one search, and
 ``total_budget_s`` (default 20 s) the whole replay: each re-plan gets what is left, and once
-it is spent the remaining jobs start by the PRB rule. An offline plan is reused while it holds
-(jobs that end before their walltime only free room), so a replay with runtime = walltime
-(the paper's protocol) plans once.
+it is spent the remaining jobs start by the PRB rule. An offline plan is reused while it holds,
+so a replay with runtime = walltime (the paper's protocol) plans once; after early ends it is
+re-timed by list scheduling (:mod:`.retime`), not searched again. Each plan publishes its
+next planned start (``Plan.wake_at``) so that the cycle runs then.
 
 In both modes the last full schedule is kept: while the cluster evolves exactly as planned
 (the jobs started when planned, nothing arrived, no job ended before its end estimate, same
