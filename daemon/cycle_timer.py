@@ -19,7 +19,11 @@ log = logging.getLogger(__name__)
 
 
 class CycleTimer:
-    """Calls ``fn`` at once, then every ``period`` seconds, in a daemon thread."""
+    """Calls ``fn`` at once, then every ``period`` seconds, in a daemon thread.
+
+    When ``fn`` returns a number of seconds, the next call comes after at most that long (a
+    dispatcher's next planned start), never later than the period.
+    """
 
     def __init__(
         self,
@@ -56,8 +60,9 @@ class CycleTimer:
     def _loop(self) -> None:
         due = self.monotonic()
         while not self._stop.is_set():
+            sooner: object = None
             try:
-                self.fn()
+                sooner = self.fn()
             except Exception:  # the function logs its own failures; the period goes on
                 log.exception("periodic call failed")
             self.runs += 1
@@ -65,4 +70,6 @@ class CycleTimer:
             now = self.monotonic()
             if due < now:  # late (a long cycle): skip the missed periods
                 due = now
+            if isinstance(sooner, int | float) and not isinstance(sooner, bool) and sooner >= 0:
+                due = min(due, now + float(sooner))
             self._stop.wait(due - now)

@@ -194,9 +194,11 @@ class Service:
         with self.cycle_lock:
             return self._cycle()
 
-    def _scheduled(self) -> None:
+    def _scheduled(self) -> float | None:
+        """One timed cycle; returns the seconds until the plan's next planned start (the
+        timer runs the next cycle then if that is before the period), or None."""
         if not self.cycle_lock.acquire(blocking=False):
-            return  # a cycle asked over the API is running; this one is coalesced into it
+            return None  # a cycle asked over the API is running; this one is coalesced into it
         try:
             self._cycle()
         except Exception:
@@ -204,6 +206,10 @@ class Service:
             self.counters.error("cycle")
         finally:
             self.cycle_lock.release()
+        plan = self.last_plan
+        if plan is None or plan.wake_at is None:
+            return None
+        return max(1.0, plan.wake_at - self.clock())  # at least 1 s: never a busy loop
 
     def _cycle(self) -> CycleSummary:
         wall0 = self.clock()

@@ -99,6 +99,8 @@ def replay(
         result.last_stats = cycle.plan.stats
         if keep_stats:
             result.solver_stats.append(cycle.plan.stats)
+        if cycle.plan.wake_at is not None:
+            cluster.wake_at(cycle.plan.wake_at)  # the dispatcher's next planned start
         if power is not None:
             out = apply_power_policy(power, cluster, journal, cycle.snapshot, cycle.plan)
             result.power_errors += len(out.failed) + len(out.refused)

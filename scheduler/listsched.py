@@ -21,6 +21,15 @@ from wattsched.scheduler.model import Assignment, Job
 from wattsched.scheduler.node_arrays import IntArray, JobVec
 
 OrderFn = Callable[[ClusterState], IntArray]
+
+
+def live_end(end_estimate: int, now: int) -> int:
+    """When a forward schedule from ``now`` lets a running job end: its end estimate, or, for a
+    job past it (overrunning its walltime, or a late end report), the next second: it holds
+    its nodes until the RMS says it ended, so nothing is placed on them at ``now``."""
+    return end_estimate if end_estimate > now else now + 1
+
+
 PostponeHook = Callable[[int, Job, list[str]], None]
 """Called as ``hook(t, job, running_job_ids)`` when an eligible job does not fit at ``t``."""
 
@@ -56,7 +65,7 @@ def list_schedule(
     # Job ends matter only when looking past t0.
     track = full
     ends: list[tuple[int, str]] = (
-        [(e if e > t0 else t0, jid) for jid, e in running_ends.items()] if track else []
+        [(live_end(e, t0), jid) for jid, e in running_ends.items()] if track else []
     )
     heapq.heapify(ends)
     booked: dict[str, tuple[JobVec, IntArray, IntArray]] = (

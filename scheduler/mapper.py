@@ -274,6 +274,10 @@ class ClusterState:
         return self.arrays.listed_order
 
 
+def _where(rj: RunningJob) -> tuple[int, tuple[str, ...]]:
+    return rj.start, rj.nodes
+
+
 def placement_of(arrays: NodeArrays, nodes: Sequence[str]) -> tuple[IntArray, IntArray]:
     """Node indexes and unit counts of an assignment given as one node name per unit."""
     counts: dict[int, int] = {}
@@ -300,6 +304,7 @@ class StateCache:
         self._base: ClusterState | None = None
         self._running: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
         self._running_of: tuple[RunningJob, ...] | None = None
+        self._seen: dict[str, RunningJob] = {}
         self._vecs: dict[str, JobVec] = {}
 
     def vec(self, job: Job) -> JobVec:
@@ -326,6 +331,7 @@ class StateCache:
                 self._base = ClusterState(self._arrays, snap.cap)
                 self._running = {}
                 self._running_of = None
+                self._seen = {}
                 self._vecs = {}
             self._nodes = snap.nodes
         self._nodes = snap.nodes
@@ -336,16 +342,26 @@ class StateCache:
             return base.copy()  # the very same running jobs: nothing to book or release
         self._running_of = snap.running
         now = {rj.job.id: rj for rj in snap.running}
-        for jid in self._running.keys() - now.keys():
+        seen = self._seen
+        # A job id seen before but now running from another start or on other nodes (requeued
+        # and restarted) is released and booked again where it runs now.
+        moved = {
+            jid
+            for jid, rj in now.items()
+            if jid in seen and seen[jid] is not rj and _where(seen[jid]) != _where(rj)
+        }
+        for jid in (self._running.keys() - now.keys()) | moved:
             jv, idx, cnt = self._running.pop(jid)
             base.release(jv, idx, cnt)
-            self._vecs.pop(jid, None)
+            if jid not in moved:
+                self._vecs.pop(jid, None)
         for jid in now.keys() - self._running.keys():
             rj = now[jid]
             jv = self.vec(rj.job)
             idx, cnt = placement_of(self._arrays, rj.nodes)
             base.commit(jv, idx, cnt)
             self._running[jid] = (jv, idx, cnt)
+        self._seen = now
         return base.copy()
 
     def running_placements(self) -> dict[str, tuple[JobVec, IntArray, IntArray]]:

@@ -389,6 +389,9 @@ class Plan:
     time: int
     assignments: tuple[Assignment, ...] = ()
     stats: SolverStats = field(default_factory=SolverStats)
+    wake_at: int | None = None
+    """When the dispatcher wants the next cycle even if no event happens (its next planned
+    start); None: at the next event. The replay and the daemon run a cycle then."""
 
     def starts_now(self) -> Iterator[Assignment]:
         """The assignments to carry out at this cycle."""

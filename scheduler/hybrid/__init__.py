@@ -26,8 +26,9 @@ __all__ = [
     "solver_summary",
 ]
 
-NOT_SEARCHED = frozenset({"idle", "reused"})
-"""Statuses of cycles that ran no search (nothing queued, or following the last plan)."""
+NOT_SEARCHED = frozenset({"idle", "reused", "retimed"})
+"""Statuses of cycles that ran no search (nothing queued, following the last plan, or
+re-timing it after early ends)."""
 
 
 def _hybrid(**params: Any) -> HybridDispatcher:
@@ -57,15 +58,19 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
 
     Cycles that ran no search (status ``idle`` or ``reused``) are counted but left out of
     the figures. ``improved_over_prb`` counts searches whose best schedule was not PRB's.
+    ``bound`` is the valid lower bound of the last search (:mod:`.bound`), ``first_gap`` the
+    first search's best objective over its bound.
     """
     searched = [s for s in stats if s.status not in NOT_SEARCHED]
     secs = [s.seconds for s in searched]
     last = searched[-1] if searched else None
+    first = searched[0] if searched else None
     improved = sum(1 for s in searched if s.extra.get("best_source", "prb") != "prb")
     return {
         "cycles": len(stats),
         "searches": len(searched),
         "reused": sum(1 for s in stats if s.status == "reused"),
+        "retimed": sum(1 for s in stats if s.status == "retimed"),
         "status": dict(Counter(s.status for s in searched)),
         "seconds_total": round(sum(secs), 4),
         "seconds_mean": round(statistics.fmean(secs), 4) if secs else 0.0,
@@ -77,4 +82,8 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         "improved_over_prb": improved,
         "objective": last.objective if last else None,
         "bound": last.bound if last else None,
+        "first_objective": first.objective if first else None,
+        "first_bound": first.bound if first else None,
+        "first_gap": first.extra.get("gap") if first else None,
+        "first_source": first.extra.get("best_source") if first else None,
     }

@@ -8,9 +8,10 @@ wall seconds, the whole search included; a solve that times out is not retried. 
 ``time_limit_s`` (default: the timeout policy's 5 s) and is retried with a doubled limit, up to
 60 s, when it found nothing; ``budget_s`` optionally bounds one search, and
 ``total_budget_s`` (default 20 s) the whole replay: each re-plan gets what is left, and once
-it is spent the remaining jobs start by the PRB rule. An offline plan is reused while it holds
-(jobs that end before their walltime only free room), so a replay with runtime = walltime
-(the paper's protocol) plans once.
+it is spent the remaining jobs start by the PRB rule. An offline plan is reused while it holds,
+so a replay with runtime = walltime (the paper's protocol) plans once; after early ends it is
+re-timed by list scheduling (:mod:`.retime`), not searched again. Each plan publishes its
+next planned start (``Plan.wake_at``) so that the cycle runs then.
 
 In both modes the last full schedule is kept: while the cluster evolves exactly as planned
 (the jobs started when planned, nothing arrived, no job ended before its end estimate, same
@@ -22,11 +23,14 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
+from wattsched.scheduler.hybrid.mapping import map_schedule
+from wattsched.scheduler.hybrid.retime import ended_early, retime
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
@@ -35,7 +39,7 @@ from wattsched.scheduler.hybrid.search import (
 )
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import placement_of
-from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Plan, RunningJob, Snapshot, SolverStats
 from wattsched.scheduler.prb import prb_node_order
 
 log = logging.getLogger(__name__)
@@ -63,7 +67,8 @@ class HybridDispatcher(Dispatcher):
 
     Parameters: ``feedback``; ``mode`` (``online`` or ``offline``); ``iterations`` (CP solves
     with feedback); ``time_limit_s`` (one solve; online at most the cycle budget);
-    ``budget_s`` (whole search, offline); ``workers`` (CP-SAT threads, default 2);
+    ``budget_s`` (whole search, offline); ``workers`` (CP-SAT threads, default 8: a
+    portfolio, more workers than cores is fine);
     ``grain_s`` (time grain of the CP model, None: automatic); ``offline_timeout_policy``;
     ``cycle_budget_s`` (online, default 1 s);
     ``full_plan`` (return the whole schedule, not only what starts now); ``orderings`` (also
@@ -71,7 +76,10 @@ class HybridDispatcher(Dispatcher):
     after the plan's starts, also start now, in PRB order, every other job that fits now: the
     plan assumes walltimes, jobs end earlier, and idling resources for a plan that will be
     redone at the next event cost more than it saves); ``lns`` (offline, default: with
-    feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``.
+    feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
+    ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
+    the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
+    search budget for the priority-list local search before the CP, :mod:`.localsearch`).
     """
 
     name = "hybrid"
@@ -84,7 +92,7 @@ class HybridDispatcher(Dispatcher):
         iterations: int = 5,
         time_limit_s: float | None = None,
         budget_s: float | None = None,
-        workers: int = 2,
+        workers: int = 8,
         grain_s: int | None = None,
         offline_timeout_policy: TimeoutPolicy | None = None,
         cycle_budget_s: float = 1.0,
@@ -94,6 +102,8 @@ class HybridDispatcher(Dispatcher):
         lns: bool | None = None,
         seed: int = 0,
         total_budget_s: float | None = None,
+        lower_bound: str | None = None,
+        local_search: float = 0.5,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -130,6 +140,8 @@ class HybridDispatcher(Dispatcher):
                 orderings=orderings,
                 lns=feedback if lns is None else lns,
                 seed=seed,
+                lower_bound=lower_bound or "lp",
+                local_search=local_search,
             )
         else:
             self.params = SearchParams(
@@ -145,6 +157,8 @@ class HybridDispatcher(Dispatcher):
                 orderings=orderings,
                 lns=False,  # the cycle budget goes to the CP solves
                 seed=seed,
+                lower_bound=lower_bound or "fluid",
+                local_search=local_search,
             )
         self._schedule: dict[str, Assignment] = {}
         self._expect: tuple[tuple[object, ...], ...] | None = None
@@ -152,26 +166,40 @@ class HybridDispatcher(Dispatcher):
         self._cap: object = None
         self._walltime: dict[str, int] = {}
         self._running_ends: dict[str, int] = {}
+        self._running: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self._watch: dict[str, tuple[int, int]] = {}
+        self._ratios: list[float] = []
 
     # -- plan reuse ------------------------------------------------------------------------
 
     def _still_on_plan(self, snap: Snapshot) -> bool:
+        """True when the cluster is where the stored plan put it, so its later starts hold.
+
+        Every running job must be one the plan knows, from the start and on the nodes it
+        knows (a planned job: its planned nodes, and its planned start online; offline a start
+        delayed to a later event is accepted). A job past its end estimate that still runs
+        breaks the plan (it assumed the job would be gone by now). Online also: no planned
+        start was missed, and exactly the jobs the plan expects to run now do.
+        """
         if not self._schedule or snap.nodes is not self._nodes or snap.cap != self._cap:
             return False
         for rj in snap.running:
+            if rj.end_estimate <= snap.time:
+                return False  # overrunning: it holds its nodes until the RMS says otherwise
             a = self._schedule.get(rj.job.id)
-            if a is not None and (tuple(rj.nodes) != a.nodes or rj.start < a.start):
-                return False  # it runs elsewhere (or earlier) than planned: the plan is stale
+            if a is not None:
+                late = rj.start > a.start and self.mode == "offline"
+                if tuple(rj.nodes) != a.nodes or (rj.start != a.start and not late):
+                    return False  # it runs elsewhere, earlier or later than planned: stale
+            elif self._running.get(rj.job.id) != (rj.start, tuple(rj.nodes)):
+                return False  # unknown, or requeued and started again elsewhere
         queued = {j.id for j in snap.queued}
         if not queued <= self._schedule.keys():
             return False
         if self.mode == "offline":
-            # Nothing unplanned runs, and every queued job has its place in the plan. Jobs
-            # that end before their walltime only free room; a start planned at an instant
-            # that is no event any more (the job before it ended early) is carried out at the
-            # next event: the order of the plan holds.
-            known = self._schedule.keys() | self._running_ends.keys()
-            return all(rj.job.id in known for rj in snap.running)
+            # Jobs that end before their walltime only free room; a start planned at an
+            # instant that is no event any more is carried out at the next event.
+            return True
         for jid, a in self._schedule.items():
             if jid in queued and a.start < snap.time:
                 return False  # planned earlier but not started
@@ -188,10 +216,41 @@ class HybridDispatcher(Dispatcher):
         self._cap = snap.cap
         self._walltime = {j.id: j.walltime for j in snap.queued}
         self._running_ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+        self._running = {rj.job.id: (rj.start, tuple(rj.nodes)) for rj in snap.running}
+
+    def _refit(self, snap: Snapshot, now: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
+        """Store the plan as carried out: the starts of this cycle (the plan's and the fill's)
+        and the plan's later starts mapped again around them (release at their planned
+        start, in planned order). Returns the stored later starts; none when the plan's
+        jobs no longer all fit (then the next cycle plans again)."""
+        if not self._schedule:
+            return ()
+        jobs = {j.id: j for j in snap.queued}
+        started = {a.job_id: a for a in now}
+        extra = [
+            RunningJob(jobs[jid], snap.time, a.nodes, snap.time + jobs[jid].walltime)
+            for jid, a in started.items()
+        ]
+        rest = sorted(
+            (j for j in snap.queued if j.id not in started and j.id in self._schedule),
+            key=lambda j: (self._schedule[j.id].start, j.id),
+        )
+        after = Snapshot(snap.time, snap.nodes, (*snap.running, *extra),
+                         tuple(rest), snap.cap)  # fmt: skip
+        release = {j.id: max(self._schedule[j.id].start, snap.time) for j in rest}
+        mapped = map_schedule(after, self.cache, rest, release=release, source="refit",
+                              wake_on_release=True)  # fmt: skip
+        if not mapped.complete or len(rest) + len(started) != len(jobs):
+            self._schedule = {}
+            return ()
+        self._schedule = {**started, **{a.job_id: a for a in mapped.assignments}}
+        return mapped.assignments
 
     # -- the dispatcher interface -------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
+        if self.mode == "offline":
+            self._learn_runtimes(snap)
         if not snap.queued:
             self._schedule = {}
             return Plan(snap.time, (), SolverStats(status="idle"))
@@ -202,8 +261,12 @@ class HybridDispatcher(Dispatcher):
                 for jid, a in self._schedule.items()
                 if jid in queued
             )
+            if self.mode == "offline" and ended_early(
+                snap, self._schedule, self._walltime, self._running_ends
+            ):
+                return self._retimed(snap)
             reused = self._checked(snap, self._select(snap, kept))
-            return Plan(snap.time, reused, SolverStats(status="reused"))
+            return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
         if left <= MIN_REPLAN_S:
             return self._budget_spent(snap)
@@ -228,8 +291,40 @@ class HybridDispatcher(Dispatcher):
         stats = replace(stats, extra={**stats.extra, "mode": self.mode})
         selected = self._checked(snap, self._select(snap, assignments))
         if self.fill_now:
-            selected = self._fill(snap, selected)
-        return Plan(snap.time, selected, stats)
+            filled = self._fill(snap, selected)
+            if len(filled) > len(selected):
+                # The fill started jobs the plan did not start now: store the plan after it.
+                stats = replace(stats, extra={**stats.extra, "filled": len(filled) - len(selected)})
+                now = tuple(a for a in filled if a.start <= snap.time)
+                later = self._refit(snap, now)
+                selected = (*now, *later) if self.full_plan else now
+            else:
+                selected = filled
+        return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _learn_runtimes(self, snap: Snapshot) -> None:
+        """Runtime over walltime of the jobs that ended since the last cycle (offline)."""
+        now = {rj.job.id: rj for rj in snap.running}
+        for jid, (start, wall) in self._watch.items():
+            if jid not in now:
+                self._ratios.append(min(1.0, (snap.time - start) / max(wall, 1)))
+        self._watch = {jid: (rj.start, rj.job.walltime) for jid, rj in now.items()}
+
+    def _retimed(self, snap: Snapshot) -> Plan:
+        """Jobs ended early: the plan's order (or PRB's) list scheduled again (:mod:`.retime`)."""
+        ratio = statistics.median(self._ratios) if self._ratios else 1.0
+        best = retime(snap, self.cache, self._schedule, ratio)
+        self._remember(snap, best.assignments)
+        selected = self._checked(snap, self._select(snap, best.assignments))
+        stats = SolverStats(status="retimed", objective=best.objective,
+                            extra={"best_source": best.source})  # fmt: skip
+        return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _wake(self, snap: Snapshot) -> int | None:
+        """The stored plan's next start after now (the cycle must run then to carry it out:
+        a planned start need not fall on a job end or an arrival)."""
+        later = [a.start for a in self._schedule.values() if a.start > snap.time]
+        return min(later, default=None)
 
     def _budget_spent(self, snap: Snapshot) -> Plan:
         """The offline budget is spent: the rest of the replay starts jobs by the PRB rule."""

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
-from wattsched.scheduler.listsched import PostponeHook, list_schedule
+from wattsched.scheduler.listsched import PostponeHook, list_schedule, live_end
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Job, Snapshot
 from wattsched.scheduler.prb import prb_node_order
@@ -103,15 +103,16 @@ def release_map(
 ) -> tuple[list[Assignment], list[Job], int]:
     """The paper's mapper: :func:`list_schedule` with release times, event by event.
 
-    Differs from ``list_schedule(release=...)`` in one optional point: with
-    ``wake_on_release=False`` (the default) a release time is not an event of its own: a
-    released job starts at the next job end or cap change, or at once when nothing runs. Every
-    start then falls on a time at which a replay's control cycle runs (the simulated cluster
-    wakes the cycle at arrivals, ends and cap steps only), so the plan is carried out exactly.
+    With ``wake_on_release=True`` (the search's CP solutions) a release time is an event: a
+    released job is tried at its release time, as the CP planned it. The plan is carried out
+    at those times because the dispatcher publishes its next planned start
+    (:attr:`~wattsched.scheduler.model.Plan.wake_at`) and the replay and the daemon run a
+    cycle then. With ``False`` a released job starts at the next job end or cap change, or at
+    once when nothing runs (every start on a time at which a cycle runs anyway).
     Returns (assignments, jobs never placed, postponements).
     """
     placements = cache.running_placements()
-    ends: list[tuple[int, str]] = [(max(e, t0), jid) for jid, e in running_ends.items()]
+    ends: list[tuple[int, str]] = [(live_end(e, t0), jid) for jid, e in running_ends.items()]
     heapq.heapify(ends)
     booked = {jid: placements[jid] for jid in running_ends if jid in placements}
     waiting = list(jobs)

@@ -213,9 +213,8 @@ def build_problem(
     index = snap.node_index()
     fixed: list[tuple[int, tuple[int, ...]]] = []
     for rj in snap.running:
-        end = -(-(rj.end_estimate - now) // grain)
-        if end <= 0:
-            continue
+        # A job past its end estimate still holds its nodes (until the RMS says it ended).
+        end = max(1, -(-(rj.end_estimate - now) // grain))
         use = [0] * N_RES
         watts = 0.0
         whole: set[int] = set()

@@ -29,7 +29,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.cpmodel import CpOutcome, Cut, solve_pooled
+from wattsched.scheduler.hybrid.localsearch import priority_search
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import (
     PooledProblem,
@@ -124,6 +126,13 @@ def hybrid_search(
             consider(map_schedule(snap, cache, alt, release=None, source=name))
 
     extra: dict[str, float | int | str] = {"prb_objective": prb.objective}
+    if params.local_search > 0 and order and math.isfinite(deadline) and best.complete:
+        ls_end = timer() + params.local_search * max(deadline - timer(), 0.0)
+        tries, wins = priority_search(
+            snap, cache, order, lambda: best, consider, deadline=ls_end, timer=timer,
+            seed=params.seed,
+        )  # fmt: skip
+        extra.update(ls_tries=tries, ls_wins=wins)
     cuts: list[Cut] = []
     cut_keys: set[frozenset[str]] = set()
     status = "heuristic"
@@ -153,7 +162,9 @@ def hybrid_search(
     grain = _grain(params, span)
     horizon_end = snap.time + math.ceil(span * (1 + params.horizon_slack))
     problem = build_problem(snap, doable, grain=grain, horizon_end=horizon_end)
-    running_ends = {rj.job.id: -(-(rj.end_estimate - snap.time) // grain) for rj in snap.running}
+    running_ends = {
+        rj.job.id: max(1, -(-(rj.end_estimate - snap.time) // grain)) for rj in snap.running
+    }
     extra.update(grain_s=grain, horizon=problem.horizon)
     hint = _hint(problem, best)
     obj_max = problem.pooled_objective(hint)
@@ -174,6 +185,7 @@ def hybrid_search(
                 objective_max=obj_max,
                 hint=hint,
                 seed=params.seed + solves,
+                strategy=params.fixed_order,
             )
         except (RuntimeError, ValueError, IndexError, MemoryError) as exc:  # keep the incumbent
             log.warning("hybrid: CP-SAT failed (%s); keeping the best schedule so far", exc)
@@ -196,8 +208,8 @@ def hybrid_search(
         last = out
         iterations += 1
         if iterations == 1 and out.bound is not None:
-            bound = _real_units(problem, snap, out.bound)
-            extra["cp_bound"] = out.bound
+            # Not a bound on the real problem (rounded-up durations, horizon cut): kept as info.
+            extra["cp_bound"] = round(_real_units(problem, snap, out.bound), 3)
         by_release = sorted(doable, key=lambda j: (out.starts[problem.index[j.id]], rank[j.id]))
         mapped = map_schedule(
             snap,
@@ -205,6 +217,7 @@ def hybrid_search(
             by_release,
             release=problem.release_times(out.starts),
             source=f"cp{iterations}-mapper",
+            wake_on_release=True,
         )
         consider(mapped)
         if timer() < deadline - reserve / 2:
@@ -234,6 +247,9 @@ def hybrid_search(
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves
     extra["best_source"] = best.source
+    bound = _valid_bound(snap, params, best, doable)
+    if bound is not None:
+        extra["gap"] = round(best.objective / bound, 4) if bound > 0 else 0.0
     return _finish(
         best, prb, history, cuts, status, bound, t_start, timer, solves, iterations, solver_s, extra
     )
@@ -299,13 +315,31 @@ def _lns(
         }
         order = sorted(jobs, key=lambda j: (release[j.id], rank[j.id]))
         before = best.objective
-        consider(map_schedule(snap, cache, order, release=release, source=f"lns{moves}"))
+        consider(
+            map_schedule(
+                snap, cache, order, release=release, source=f"lns{moves}", wake_on_release=True
+            )
+        )
         if incumbent().objective < before - 1e-9:
             wins += 1
             stale = 0
         else:
             stale += 1
     return moves, wins, solver_s
+
+
+def _valid_bound(
+    snap: Snapshot, params: SearchParams, best: MappedSchedule, jobs: Sequence[Job]
+) -> float | None:
+    """A valid lower bound on the mean weighted queue time (:mod:`.bound`), or None."""
+    if params.lower_bound == "none" or len(jobs) != len(snap.queued):
+        return None
+    lb = fluid_bound(snap)
+    if params.lower_bound == "lp":
+        span = _makespan(best, jobs, snap.time) - snap.time
+        lp = lp_bound(snap, horizon=max(span, 1), time_limit_s=params.bound_time_s)
+        lb = max(lb, lp if lp is not None else 0.0)
+    return lb if math.isfinite(lb) else None
 
 
 def _real_units(problem: PooledProblem, snap: Snapshot, pooled: float) -> float:

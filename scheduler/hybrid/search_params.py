@@ -60,6 +60,16 @@ class SearchParams:
     lns_time_s: float = 0.2
     """Limit of one move's solve."""
     seed: int = 0
+    local_search: float = 0.5
+    """Share of the budget left after the orderings spent on priority-list local search
+    (:mod:`.localsearch`) before the CP; 0: none."""
+    fixed_order: bool = False
+    """Make CP-SAT branch on the starts in PRB order, earliest value first (the old search;
+    it hands back its hint: issue 16, finding 3). Off: CP-SAT's own portfolio."""
+    lower_bound: str = "fluid"
+    """Valid lower bound in the stats (:mod:`.bound`): ``none``, ``fluid`` (milliseconds) or
+    ``lp`` (also the time-indexed LP with HiGHS, up to ``bound_time_s``; offline)."""
+    bound_time_s: float = 3.0
 
     def __post_init__(self) -> None:
         if self.iterations < 1:
@@ -72,6 +82,14 @@ class SearchParams:
             raise SearchParamError(f"SearchParams: time_limit_s={self.time_limit_s!r} must be > 0")
         if self.budget_s is not None and not self.budget_s > 0:
             raise SearchParamError(f"SearchParams: budget_s={self.budget_s!r} must be > 0")
+        if self.lower_bound not in ("none", "fluid", "lp"):
+            raise SearchParamError(
+                f"SearchParams: lower_bound={self.lower_bound!r} must be none, fluid or lp"
+            )
+        if not 0 <= self.local_search < 1:
+            raise SearchParamError(
+                f"SearchParams: local_search={self.local_search!r} must be in [0, 1)"
+            )
         if self.target_slots < 10:
             raise SearchParamError(f"SearchParams: target_slots={self.target_slots!r} >= 10")
 

@@ -39,8 +39,10 @@ def test_prb_is_provably_worse_and_the_hybrid_finds_the_better_schedule() -> Non
     prb_obj = weighted_queue_time(snap.queued, starts, snap.max_ewt())
     assert prb_obj == pytest.approx(24 * 1000 / 3)
     for feedback in (False, True):
-        # orderings=False: the better schedule must come from the CP model, not a reordering.
-        params = SearchParams(feedback=feedback, budget_s=10, time_limit_s=5, orderings=False)
+        # No orderings, no local search: the better schedule must come from the CP model.
+        params = SearchParams(
+            feedback=feedback, budget_s=10, time_limit_s=5, orderings=False, local_search=0.0
+        )
         out = hybrid_search(snap, StateCache(), params)
         best = {a.job_id: a.start for a in out.best.assignments}
         # Optimum: B at 0, then A and C together at 10 -> (24*10 + 1*10) / 3.
@@ -103,6 +105,7 @@ def test_a_solver_that_times_out_without_solution_yields_the_prb_plan() -> None:
             time_limit_s=1e-6,
             offline_timeout_policy=TimeoutPolicy(initial_s=1e-6, factor=1.0, max_s=1e-6),
             orderings=False,
+            local_search=0.0,
             lns=False,  # the point: CP-SAT finds nothing, so the PRB plan stands
             full_plan=True,
         )

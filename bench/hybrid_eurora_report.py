@@ -1,0 +1,170 @@
+"""The markdown summary and plots of ``bench/hybrid_eurora.py``'s JSON results.
+
+Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]``: the
+rows of every file together (e.g. a run per protocol or cap range, made on a shared machine
+in parts), written as ``<first stem>.md`` and ``<first stem>_ratios.png`` beside the first.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def _med(xs: list[float | None]) -> float:
+    v = [x for x in xs if x is not None and math.isfinite(x)]
+    return statistics.median(v) if v else math.nan
+
+
+def _source(r: dict[str, Any]) -> str:
+    src = str(r["hybrid"].get("best_source") or "prb")
+    return "".join(ch for ch in src if not ch.isdigit()) or "prb"
+
+
+def report(path: Path, *more: Path) -> str:
+    import json
+
+    parts = [json.loads(p.read_text()) for p in (path, *more)]
+    data = parts[0]
+    rows: list[dict[str, Any]] = [r for d in parts for r in d["offline"]]
+    data["online"] = [o for d in parts for o in (d.get("online") or [])]
+    lines = [
+        "# Hybrid dispatcher on the Eurora 200-job instances (power-capping paper, section 6)",
+        "",
+    ]
+    for p, d in zip((path, *more), parts, strict=True):
+        m = d["machine"]
+        lines.append(
+            f"- `{p.name}`: run {m['date']} on `{m['uname']}`, {m['nproc']} cores shared with "
+            f"other agents (load average {m['loadavg_start'][0]:.1f} at the start, "
+            f"{m.get('loadavg_end', [math.nan])[0]:.1f} at the end), {d['total_s']} s; "
+            f"command `{m['command']}`; parameters {d['params']}."
+        )
+    lines += [
+        "",
+        "Ratio = PRB's mean weighted queue time / the hybrid's (> 1: the hybrid is better), "
+        "from the simulated cluster's records. Gap = objective / a valid lower bound (the "
+        "better of the fluid and time-indexed LP bounds of `scheduler/hybrid/bound.py`, with "
+        "the protocol's durations). Cap index 0 = the tightest feasible cap, "
+        f"{data['params']['n_caps'] - 1} = the uncapped PRB peak.",
+        "",
+        "| protocol | cap idx | rows | median ratio | min ratio | rows < 1 | median PRB gap | "
+        "median hybrid gap | max plan s | winning sources |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["protocol"], r["cap_idx"]), []).append(r)
+    for (proto, k), rs in sorted(groups.items()):
+        src = Counter(_source(r) for r in rs)
+        lines.append(
+            f"| {proto} | {k} | {len(rs)} | {_med([r['ratio'] for r in rs]):.3f} | "
+            f"{min(r['ratio'] for r in rs):.3f} | {sum(r['ratio'] < 1 - 1e-9 for r in rs)} | "
+            f"{_med([r['gap_prb'] for r in rs]):.3f} | {_med([r['gap_hybrid'] for r in rs]):.3f}"
+            f" | {max(r['hybrid']['plan_s_max'] for r in rs):.1f} | "
+            + ", ".join(f"{s} {c}" for s, c in src.most_common())
+            + " |"
+        )
+    n_caps = data["params"]["n_caps"]
+    third = max(1, n_caps // 3)
+    lines += ["", "## Targets", ""]
+    for proto in sorted({r["protocol"] for r in rows}):
+        tight = [r for r in rows if r["protocol"] == proto and r["cap_idx"] < third]
+        below = [r for r in rows if r["protocol"] == proto and r["ratio"] < 1 - 1e-9]
+        best_possible = _med([r["gap_prb"] for r in tight])
+        lines.append(
+            f"- {proto}: median ratio at the tightest third of the caps (idx < {third}, "
+            f"{len(tight)} rows): **{_med([r['ratio'] for r in tight]):.3f}** (target >= 1.3); "
+            f"rows below 1.0: **{len(below)}** of "
+            f"{sum(r['protocol'] == proto for r in rows)} (target 0); the most any schedule "
+            f"could gain there, PRB / bound: median {best_possible:.3f}."
+        )
+    viol = sum(r[n]["cap_violation_s"] + r[n]["start_errors"] for r in rows for n in ("prb",
+               "hybrid"))  # fmt: skip
+    src = Counter(_source(r) for r in rows)
+    lines += [
+        f"- planning time per plan (max over every cycle of every replay): "
+        f"{max((r['hybrid']['plan_s_max'] for r in rows), default=0):.1f} s (target <= 10 s).",
+        f"- seconds above the cap + refused starts over all replays: {viol}.",
+        "- winning source of the first search: "
+        + ", ".join(f"{s} {c}" for s, c in src.most_common())
+        + " (`prb`; `wspt`/`wsdf`/`wsef` orderings; `restart`/`swap` the priority-list local "
+        "search; `cpN-mapper`/`cpN-list` a CP solution; `lnsN` a CP window move).",
+    ]
+    onl = data.get("online") or []
+    if onl:
+        lines += ["", "## Online (real arrivals and runtimes, 1 s cycle budget)", ""]
+        lines.append("| trace | jobs | cap W | PRB | hybrid runs | better than PRB | p99 cycle s |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for o in onl:
+            p = o["prb"][0]["objective"]
+            hs = [h["objective"] for h in o["hybrid"]]
+            better = sum(1 for h in hs if h is not None and p is not None and h < p)
+            lines.append(
+                f"| {o['instance']} | {o['jobs']} | {o['cap_w']:.0f} | {p:.0f} | "
+                + ", ".join(f"{h:.0f}" if h is not None else "-" for h in hs)
+                + f" | {better}/{len(hs)} | "
+                f"{max(h['cycle_p99_s'] for h in o['hybrid']):.2f} |"
+            )
+    lines += [
+        "",
+        "## Notes",
+        "",
+        "- The runs were split to fit a shared 2-core machine (load 9-13): every 200-job "
+        "instance at the tightest third of the caps with runtime = walltime; 12 instances (4 "
+        "per set) with real runtimes; 3 instances across the looser caps. The wall-clock "
+        "budgets (offline 6 s a replay, the first search 60 % of it) bought less search than "
+        "on an idle machine.",
+        "- The 'PRB / bound' figure is an upper limit on any schedule's gain: the bounds are "
+        "relaxations (fluid, time-indexed LP) and the hybrid's own gap (1.6-1.7 at the "
+        "tightest caps, runtime = walltime) says they are loose; how much better is possible "
+        "is unknown.",
+        "- Targets missed: 1.3 at the tightest third (1.19 on walltimes, 1.00 on real "
+        "runtimes) and 'never below 1' on real runtimes. What might get there: a search on "
+        "the real mapper itself (LNS that re-sequences windows of the incumbent's list with "
+        "the real mapper as the decoder, the CP only proposing orders); more budget on an "
+        "idle machine; and for real runtimes a plan that does not trust walltimes (runtime "
+        "predictions, or PRB's weight-first order with the search only reordering within a "
+        "queue), since the first decision, made on walltimes, is where the hybrid loses.",
+    ]
+    text = "\n".join(lines) + "\n"
+    path.with_suffix(".md").write_text(text)
+    _plots(rows, path)
+    return text
+
+
+def _plots(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    protos = sorted({r["protocol"] for r in rows})
+    if not protos:
+        return
+    fig, axes = plt.subplots(1, len(protos), figsize=(5 * len(protos), 3.6), squeeze=False)
+    for ax, proto in zip(axes[0], protos, strict=True):
+        ks = sorted({r["cap_idx"] for r in rows if r["protocol"] == proto})
+        ratios = [[r["ratio"] for r in rows if r["protocol"] == proto and r["cap_idx"] == k]
+                  for k in ks]  # fmt: skip
+        gaps = [[r["gap_prb"] or math.nan for r in rows if r["protocol"] == proto
+                 and r["cap_idx"] == k] for k in ks]  # fmt: skip
+        ax.boxplot(ratios, positions=ks, widths=0.35)
+        ax.plot(ks, [_med(g) for g in gaps], "r^--", label="median PRB / bound (most possible)")
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.axhline(1.3, color="green", lw=0.8, ls=":")
+        ax.set_xlabel("cap index (0 = tightest feasible)")
+        ax.set_ylabel("PRB / hybrid")
+        ax.set_title(f"runtime = {proto}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path.with_name(path.stem + "_ratios.png"), dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    print(report(*(Path(a) for a in sys.argv[1:])))
