@@ -61,6 +61,9 @@ class _Lin:
         self.q = 1
         self.steps = 0
         self.inst: ThermalInstance | None = None
+        self.handles: dict[str, np.ndarray] = {}
+        self.used: list[int] = []
+        self.mk = -1
 
     def var(self, lb: int, ub: int) -> int:
         self.lb.append(lb)
@@ -166,6 +169,8 @@ def _build(
                 idx.append(int(pw[i, t]))
                 cf.append(1.0 / q)
         m.obj = (idx, cf)
+    m.handles = {"a": a, "e": e, "run": run, "st": st, "en": en, "on": on, "pw": pw}
+    m.used, m.mk = used, mk
     return m, a, q
 
 
@@ -192,9 +197,8 @@ def solve(
         horizon = min(horizon, max_makespan)
     t0 = time.perf_counter()
     model, a, q = _build(inst, horizon, cloud, objective, max_makespan)
-    if hint is not None and hint.shape[2] <= horizon:
-        for (i, j, t), v in np.ndenumerate(hint):
-            model.hint[int(a[i, j, t])] = int(v)
+    if hint is not None and makespan(hint) <= horizon:
+        _full_hint(model, hint)
     if solver == "cp-sat":
         status, values, bound = _solve_cpsat(model, time_limit_s, workers)
     elif solver in ("highs", "scip"):
@@ -209,6 +213,37 @@ def solve(
     return MilpResult(
         status, alloc, makespan(alloc), inst.energy(alloc, q), bound, secs, solver, setting
     )
+
+
+def _full_hint(m: _Lin, alloc: IntArray) -> None:
+    """Values of every variable for the schedule ``alloc`` (a complete hint)."""
+    inst = m.inst
+    if inst is None:
+        raise RuntimeError("model not built")
+    h = m.handles
+    steps = m.steps
+    a = np.zeros(h["a"].shape, np.int64)
+    width = min(steps, alloc.shape[2])
+    a[:, :, :width] = alloc[:, :, :width]
+    t_idx = np.arange(steps)
+    vals: dict[str, np.ndarray] = {"a": a, "e": (a.sum(axis=2) > 0).astype(np.int64)}
+    st = np.zeros_like(a)
+    en = np.zeros_like(a)
+    for i, j in zip(*np.nonzero(vals["e"]), strict=True):
+        ts = np.nonzero(a[i, j])[0]
+        st[i, j] = t_idx >= ts[0]
+        en[i, j] = t_idx > ts[-1]
+    vals.update(st=st, en=en, run=st - en, on=(a.sum(axis=1) > 0).astype(np.int64))
+    vals["pw"] = np.rint(
+        np.einsum("ijt,j->it", a, inst.power) + m.q * inst.p_idle * vals["on"]
+    ).astype(np.int64)
+    for key, arr in vals.items():
+        for idx, v in np.ndenumerate(arr):
+            m.hint[int(h[key][idx])] = int(v)
+    span = makespan(a)
+    for t, u in enumerate(m.used):
+        m.hint[u] = int(t < span)
+    m.hint[m.mk] = span
 
 
 def _solve_cpsat(
@@ -261,10 +296,17 @@ def _cpsat_thermal(cp: Any, m: _Lin, xs: list[Any]) -> None:
         [cp.new_int_var(0, 0 if t == 0 else cap, "") for t in range(m.steps + 1)]
         for _ in range(inst.n_nodes)
     ]
-    for i in range(inst.n_nodes):
-        for t in range(m.steps):
+    hinted = bool(m.hint)
+    val = np.zeros(inst.n_nodes, np.int64)
+    for t in range(m.steps):
+        if hinted:
+            p = np.array([m.hint.get(int(pw[k, t]), 0) for k in range(inst.n_nodes)])
+            val = -((-(fs * val + gs @ p)) // MILLI_SCALE)  # ceil
+        for i in range(inst.n_nodes):
             heat = sum(int(gs[i, k]) * xs[int(pw[k, t])] for k in range(inst.n_nodes))
             cp.add(MILLI_SCALE * th[i][t + 1] >= fs * th[i][t] + heat)
+            if hinted:
+                cp.add_hint(th[i][t + 1], int(min(val[i], cap)))
 
 
 def _solve_mathopt(
