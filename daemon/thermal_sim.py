@@ -73,6 +73,7 @@ def thermal_metrics(cluster: ThermalSimulatedCluster, dispatcher: Dispatcher) ->
     out["guard"] = isinstance(dispatcher, ThermalGuard)
     if isinstance(dispatcher, ThermalGuard):
         out["guard_blocked_cycles"] = dispatcher.blocked_cycles
+        out["guard_dropped_starts"] = dispatcher.dropped_starts
     return out
 
 

@@ -86,6 +86,7 @@ class ThermalGuard(Dispatcher):
         self.dropped_starts = 0
         """Starts of the wrapped plan the guard refused."""
         self._tau = params.r * params.c
+        self._hide_memo: dict[int, tuple[Node, Node]] = {}
 
     # -- the model's view of the snapshot -------------------------------------------------------
 
@@ -143,6 +144,14 @@ class ThermalGuard(Dispatcher):
                     out.append(n.name)
         return out
 
+    def _hidden(self, node: Node) -> Node:
+        """``node`` marked unavailable (memoised per node object: snapshots reuse them)."""
+        got = self._hide_memo.get(id(node))
+        if got is None or got[0] is not node:
+            got = (node, replace(node, available=False))
+            self._hide_memo[id(node)] = got
+        return got[1]
+
     # -- the plan --------------------------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
@@ -175,14 +184,14 @@ class ThermalGuard(Dispatcher):
         view = snap
         if unsafe:
             nodes = tuple(
-                replace(n, available=False) if n.name in unsafe and n.available else n
-                for n in snap.nodes
+                self._hidden(n) if n.name in unsafe and n.available else n for n in snap.nodes
             )
             view = replace(snap, nodes=nodes)
         plan = self.inner.plan(view)
         jobs = {j.id: j for j in snap.queued}
         kept = []
         dropped = 0
+        held = {pos[n] for n in unsafe if n in pos}
         for a in plan.assignments:
             job = jobs.get(a.job_id)
             if a.start > snap.time or job is None:
@@ -204,6 +213,7 @@ class ThermalGuard(Dispatcher):
                     break
             if not ok:
                 dropped += 1
+                held.update(add)
                 continue
             kept.append(a)
             for k, w in add.items():
@@ -215,7 +225,9 @@ class ThermalGuard(Dispatcher):
         if unsafe or dropped:
             self.blocked_cycles += 1
             self.dropped_starts += dropped
-            cooling = bool(np.any(temps > p.steady(power) + 0.01))
+            # ask again later only where waiting helps: a held-back node that is cooling
+            hot = temps > p.steady(power) + 0.01
+            cooling = any(bool(hot[k]) for k in held)
             if self.wake is not None and cooling:
                 self.wake(snap.time + self.recheck_s)
         if not dropped:
@@ -224,5 +236,5 @@ class ThermalGuard(Dispatcher):
 
 
 def recheck_default(params: ThermalParams) -> int:
-    """A re-check period: a fifth of the shortest RC time constant, at least 30 s."""
-    return max(30, math.ceil(float((params.r * params.c).min()) / 5))
+    """A re-check period: half the shortest RC time constant, at least 30 s."""
+    return max(30, math.ceil(float((params.r * params.c).min()) / 2))
