@@ -114,7 +114,12 @@ def main() -> None:
     ap.add_argument("--compare-solvers", type=int, default=0)
     ap.add_argument("--energy", action="store_true", help="also min energy s.t. M (Cloud)")
     ap.add_argument("--out", type=Path, default=Path("bench/results"))
+    ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
+    if args.report_only:
+        doc = json.loads((args.out / "thermal_paper.json").read_text())
+        (args.out / "thermal_paper.md").write_text(report(doc["meta"], doc["rows"]))
+        return
     started = datetime.now(UTC)
     rows = []
     for k in range(args.instances):
@@ -192,7 +197,8 @@ def report(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         f"time limit; mean solver bound {_mean(bnd):.2f}); Cloud on {n_copt}/{len(rows)}.",
         f"- solve time per instance: HPC mean {_mean(secs):.1f} s, max {max(secs):.1f} s; "
         f"Cloud mean {_mean(csecs):.1f} s, max {max(csecs):.1f} s "
-        f"(target: every solve < 60 s: {'met' if max(secs + csecs) < 60 else 'NOT met'}).",
+        f"(the target, every solve under 60 s, holds only as a time limit: most solves stop "
+        "at it without proving optimality).",
     ]
     comp = [r for r in rows if "hpc_highs" in r]
     if comp:
