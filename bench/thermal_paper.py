@@ -227,6 +227,24 @@ def report(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
             f"s.t. M <= M* {e_e:.0f} ({100 * (1 - e_e / e_m):.1f} % less; paper 6.7 %), upper "
             f"bound (all nodes on) {ub:.0f}.",
         ]
+    lines += [
+        "",
+        "## Notes (read before comparing with the paper)",
+        "",
+        "- Not given by the paper, chosen here: T_sup = 20 C, the recirculation matrix (the "
+        "paper's BlueTool matrix is not published; ours: `default_recirculation`, two rows), the "
+        "CoP curve (Moore et al.), the instance generator's seeds. The heuristics are our reading "
+        "of the paper's one-paragraph descriptions (see `scheduler/thermal/heuristics.py`).",
+        "- The paper solved with Gurobi to a 0.01 % gap (hours on some Cloud instances); here "
+        "CP-SAT with one worker and a per-solve time limit, on 2 cores shared with other work "
+        "(load average about 10 during the run). Most solves stop at the limit with the hint or "
+        "a slightly better schedule and a bound near the lower bounds: the MILP column is an "
+        "upper bound on the optimum, so the MILP-vs-heuristics and Cloud-vs-HPC gaps here are "
+        "lower bounds on the true gaps. Longer limits do help (see `thermal_paper_60s/`).",
+        "- Same ordering as the paper for the heuristics (Spatio-Temporal < Coolest); our "
+        "Spatio-Temporal is relatively stronger than the paper's (our LPT on thermal-aware load "
+        "and admission by remaining load), our Coolest relatively weaker.",
+    ]
     lines += ["", "![makespans](thermal_paper.png)", "", "## Per instance", ""]
     lines += ["| seed | LB | LB thermal | Coolest | ST | MILP HPC | MILP Cloud |", "|" + "---|" * 7]
     for r in rows:
