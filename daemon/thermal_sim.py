@@ -74,6 +74,7 @@ def thermal_metrics(cluster: ThermalSimulatedCluster, dispatcher: Dispatcher) ->
     if isinstance(dispatcher, ThermalGuard):
         out["guard_blocked_cycles"] = dispatcher.blocked_cycles
         out["guard_dropped_starts"] = dispatcher.dropped_starts
+        out["never_admissible_jobs"] = dispatcher.never_admissible
     return out
 
 

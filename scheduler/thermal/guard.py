@@ -87,6 +87,9 @@ class ThermalGuard(Dispatcher):
         """Starts of the wrapped plan the guard refused."""
         self._tau = params.r * params.c
         self._hide_memo: dict[int, tuple[Node, Node]] = {}
+        self._never_memo: dict[object, bool] = {}
+        self.never_admissible = 0
+        """Waiting jobs no node can ever take under the threshold (last cycle)."""
 
     # -- the model's view of the snapshot -------------------------------------------------------
 
@@ -131,6 +134,37 @@ class ThermalGuard(Dispatcher):
         at_h = target + (t0 - target) * math.exp(-horizon / self._tau[k])
         return max(t0, at_h)
 
+    def _never_admissible(self, snap: Snapshot, pmax: FloatArray) -> set[str]:
+        """Jobs one unit of which fails the bound even on an idle node at its coolest (every
+        node idle), on every node: no start of them can ever be admitted."""
+        p = self.params
+        pos = p.index()
+        idle = np.zeros(p.n)
+        for n in snap.nodes:
+            if n.name in pos:
+                idle[pos[n.name]] = n.power.idle_w
+        coolest = p.steady(idle)
+        out: set[str] = set()
+        memo = self._never_memo
+        for j in snap.queued:
+            key = (j.unit_power_w, j.unit, j.walltime)
+            bad = memo.get(key)
+            if bad is None:
+                bad = True
+                for n in snap.nodes:
+                    k = pos.get(n.name)
+                    if k is None:
+                        continue
+                    w = n.power.idle_w + n.power.first_core_w + unit_power_w(j, n)
+                    if self._bound(k, w, float(j.walltime), coolest[k], pmax) <= p.t_thresh:
+                        bad = False
+                        break
+                memo[key] = bad
+            if bad:
+                out.add(j.id)
+        self.never_admissible = len(out)
+        return out
+
     def idle_unsafe(self, snap: Snapshot) -> list[str]:
         """Nodes whose idle target passes the threshold with every other node at full power."""
         pmax = self._pmax(snap)
@@ -163,7 +197,8 @@ class ThermalGuard(Dispatcher):
         temps = np.asarray(self.temperatures(), dtype=float)
         pmax = self._pmax(snap)
         power, left, by_name = self._powers(snap)
-        eligible = [j for j in snap.queued if not j.held]
+        never = self._never_admissible(snap, pmax)
+        eligible = [j for j in snap.queued if not j.held and j.id not in never]
         unsafe: set[str] = set()
         if eligible:
             short = float(min(j.walltime for j in eligible))
@@ -182,11 +217,17 @@ class ThermalGuard(Dispatcher):
                 ):
                     unsafe.add(n.name)
         view = snap
+        if never:
+            # jobs no node can ever take: out of the dispatcher's sight (as jobs too big for
+            # the machine), so that they do not hold the queue (EASY's head reservation)
+            view = replace(
+                snap, queued=tuple(j for j in snap.queued if j.id not in never), queued_index=None
+            )
         if unsafe:
             nodes = tuple(
                 self._hidden(n) if n.name in unsafe and n.available else n for n in snap.nodes
             )
-            view = replace(snap, nodes=nodes)
+            view = replace(view, nodes=nodes)
         plan = self.inner.plan(view)
         jobs = {j.id: j for j in snap.queued}
         kept = []

@@ -151,3 +151,21 @@ def test_zero_cost_without_thermal() -> None:
     c = SimulatedCluster(_nodes(), _jobs(1, 3))
     assert not hasattr(c, "tracker")
     assert np.isfinite(c.power_now_w)
+
+
+@pytest.mark.parametrize("dispatcher", ["easy", "fifo"])
+def test_a_job_too_hot_to_ever_run_does_not_hold_the_queue(tmp_path: Path, dispatcher: str) -> None:
+    f = tmp_path / "thermal.toml"
+    f.write_text(THERMAL)
+    from wattsched.scheduler.model import PowerCap
+
+    # the head needs every node at 4 x 60 W a unit: 280 W, far over 90 C for hours
+    hot = Job("1", 0, 20_000, 6, Resources(cores=4), unit_power_w=240.0, runtime=20_000)
+    small = [Job(str(k), 10, 600, 1, Resources(cores=1), runtime=600) for k in range(2, 8)]
+    cluster, disp = thermal_setup(
+        f, _nodes(), [hot, *small], PowerCap.unlimited(), False, create(dispatcher)
+    )
+    replay(cluster, disp)
+    assert [j.id for j in cluster.unfinished()] == ["1"]
+    assert all(cluster.records[j.id].start == 10 for j in small)
+    assert cluster.tracker is not None and cluster.tracker.violations == 0
