@@ -146,8 +146,9 @@ def report(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         a, b = (r for r in rows if r["dispatcher"] == d)
         lines.append("")
         lines.append(
-            f"- {d.upper()}: the guard costs {b['mean_wait_s'] - a['mean_wait_s']:+.0f} s of mean "
-            f"wait ({100 * (b['mean_wait_s'] / max(a['mean_wait_s'], 1e-9) - 1):+.1f} %); "
+            f"- {d.upper()}: mean wait with the guard {b['mean_wait_s'] - a['mean_wait_s']:+.0f} s "
+            f"over the jobs that started ({b['unfinished']} never did)"
+            f" ({100 * (b['mean_wait_s'] / max(a['mean_wait_s'], 1e-9) - 1):+.1f} %); "
             f"violations {a['threshold_violations']} -> {b['threshold_violations']}."
         )
     lines += [
