@@ -45,6 +45,7 @@ def simulate_as_daily(args: dict[str, Any]) -> None:
         ("--offline", args["offline"]), ("--power-out", args["power_out"]),
         ("--plot", args["plot"]), ("--param", args["param"]),
         ("--power-policy", args["power_policy"] is not PowerPolicyName.NONE),
+        ("--thermal", args.get("thermal")),
     ) if given]  # fmt: skip
     if unused:
         raise fail(f"error: --dispatcher {args['dispatcher']} (the daily replay) takes no "

@@ -143,6 +143,15 @@ def simulate(
     prices: Annotated[
         Path | None, typer.Option(exists=True, dir_okay=False, help="Daily: prices TOML.")
     ] = None,
+    thermal: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="Thermal TOML (docs/thermal.md): node temperatures "
+            "and the thermal guard around the dispatcher.",
+        ),
+    ] = None,
 ) -> None:
     """Replay a trace through the control cycle and write metrics, schedule, power and plot.
 
@@ -190,6 +199,7 @@ def simulate(
         progress=progress,
         power_policy=make_power_policy(power_policy, idle_s),
         profit_scorer=scorer,
+        thermal=thermal,
     )
 
 
@@ -220,6 +230,7 @@ def run_simulation(
     progress: bool,
     power_policy: PowerPolicy | None = None,
     profit_scorer: Any = None,
+    thermal: Path | None = None,
 ) -> dict[str, Any]:
     """Replay and write every output; returns the metrics.
 
@@ -243,7 +254,15 @@ def run_simulation(
         disp = registry.create(dispatcher_name, **params)
     except (TypeError, ValueError) as exc:
         raise _fail(str(exc)) from exc
-    cluster = SimulatedCluster(node_list, jobs, cap, offline=offline)
+    if thermal is not None:
+        from wattsched.daemon import thermal_sim
+
+        try:
+            cluster, disp = thermal_sim.thermal_setup(thermal, node_list, jobs, cap, offline, disp)
+        except ValueError as exc:
+            raise _fail(str(exc)) from exc
+    else:
+        cluster = SimulatedCluster(node_list, jobs, cap, offline=offline)
     console = Console(stderr=True)
     keep_stats = dispatcher_name.startswith("hybrid")
     with Progress(
@@ -290,13 +309,20 @@ def run_simulation(
             pass
     if profit_scorer is not None:
         extra.update(out.profit_metrics(cluster, profit_scorer.model, profit_scorer.prices))
+    if thermal is not None:
+        extra["thermal"] = thermal_sim.thermal_metrics(cluster, disp)
     metrics = out.replay_metrics(result, skipped_jobs=skipped, extra=extra)
     out.write_metrics(metrics_out, metrics)
     out.write_schedule(schedule_out, cluster)
     if power_out is not None:
-        out.write_power(power_out, cluster)
+        if thermal is not None:
+            thermal_sim.write_power_thermal(power_out, cluster)
+        else:
+            out.write_power(power_out, cluster)
     if plot is not None:
         out.plot_replay(plot, cluster, title)
+        if thermal is not None:
+            thermal_sim.plot_thermal(plot.with_suffix(".thermal.png"), cluster, title)
     console.print(
         f"{metrics['jobs']} jobs, makespan {metrics['makespan_s']:.0f} s, "
         f"mean wait {metrics['mean_wait_s']:.0f} s, peak {metrics['peak_power_w']:.0f} W, "

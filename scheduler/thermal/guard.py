@@ -1,0 +1,281 @@
+"""The thermal guard: any dispatcher, minus the starts that could take a node over its threshold.
+
+:class:`ThermalGuard` wraps a dispatcher. Each cycle it reads the nodes' outlet temperatures
+(a callable: the simulated cluster's model, or the daemon's readings), computes each node's
+power from the snapshot, and
+
+1. marks unavailable, in the snapshot the wrapped dispatcher sees, every node that is over its
+   threshold now or could not take even the lightest, shortest waiting job unit (so that the
+   dispatcher looks elsewhere);
+2. checks each start of the wrapped plan, in order, and drops those that fail the bound below
+   (a dropped job waits for a later cycle).
+
+The bound: a start on node ``k`` is admitted when, with node ``k`` at its power after the start
+(``P_k``), every other node at its *full* power (``max_power_w``) and node ``k``'s temperature now
+``T0``, the RC + recirculation model keeps ``T_k`` under the threshold up to the horizon ``H`` (the
+job's walltime, or the longest remaining walltime on the node if longer): the temperature
+moves monotonically from ``T0`` towards its target, so ``max(T0, T(H)) <= T_thresh`` suffices; it
+only grows with any node's power (R, D >= 0), so the real one stays below the bound; after
+``H`` the node's jobs have ended (killed at their walltime) and it cools towards its idle target,
+which must lie under the threshold too (:meth:`ThermalGuard.idle_unsafe` lists the nodes where it
+does not: a configuration error). Each later start on ``k`` is checked again from its state then,
+so no node passes its threshold (``tests/thermal/test_thermal_replay.py``).
+
+The guard is not exact for replay skipping (a node that cooled may take a job after a cycle that
+started nothing): :attr:`skips_exact` is False, and ``wake`` (the simulated cluster's
+``wake_at``) is asked to run a cycle ``recheck_s`` later while it held something back and some
+node is still cooling (its temperature above its current target).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from wattsched.scheduler.dispatcher import Dispatcher
+from wattsched.scheduler.model import Job, Node, Plan, Snapshot
+from wattsched.scheduler.thermal.model import FloatArray, ThermalParams
+
+TOL_C = 1e-9
+
+
+def full_power_w(node: Node) -> float:
+    """A node's draw with everything busy, by its power model."""
+    m, cap = node.power, node.capacity
+    return (
+        m.idle_w + m.first_core_w + cap.cores * m.core_w + cap.gpus * m.gpu_w + cap.mics * m.mic_w
+    )
+
+
+def unit_power_w(job: Job, node: Node) -> float:
+    """One unit of ``job`` on ``node``: the job's estimate, else the node's power model."""
+    return job.unit_power_w if job.unit_power_w is not None else node.power.unit_watts(job.unit)
+
+
+class ThermalGuard(Dispatcher):
+    """``inner`` whose starts never take a node over its threshold (module docstring).
+
+    ``temperatures()`` returns the outlet temperature per node in ``params.names`` order, now.
+    """
+
+    skips_exact = False
+
+    def __init__(
+        self,
+        inner: Dispatcher,
+        params: ThermalParams,
+        temperatures: Callable[[], FloatArray],
+        *,
+        max_power_w: Sequence[float] | None = None,
+        wake: Callable[[int], None] | None = None,
+        recheck_s: int = 300,
+    ) -> None:
+        super().__init__()
+        self.inner = inner
+        self.name = f"{inner.name}+thermal"
+        self.params = params
+        self.temperatures = temperatures
+        self.max_power_w = None if max_power_w is None else np.asarray(max_power_w, float)
+        self.wake = wake
+        self.recheck_s = recheck_s
+        self.blocked_cycles = 0
+        """Cycles in which the guard held a node or a start back."""
+        self.dropped_starts = 0
+        """Starts of the wrapped plan the guard refused."""
+        self._tau = params.r * params.c
+        self._hide_memo: dict[int, tuple[Node, Node]] = {}
+        self._never_memo: dict[object, bool] = {}
+        self.never_admissible = 0
+        """Waiting jobs no node can ever take under the threshold (last cycle)."""
+
+    # -- the model's view of the snapshot -------------------------------------------------------
+
+    def _pmax(self, snap: Snapshot) -> FloatArray:
+        if self.max_power_w is not None:
+            return self.max_power_w
+        pos = self.params.index()
+        out = np.zeros(self.params.n)
+        for n in snap.nodes:
+            if n.name in pos:
+                out[pos[n.name]] = full_power_w(n)
+        return out
+
+    def _powers(self, snap: Snapshot) -> tuple[FloatArray, FloatArray, dict[str, Node]]:
+        """Power per node now (params order) and each node's longest remaining walltime."""
+        pos = self.params.index()
+        power = np.zeros(self.params.n)
+        left = np.zeros(self.params.n)
+        by_name = {n.name: n for n in snap.nodes}
+        busy: set[int] = set()
+        for rj in snap.running:
+            for name in rj.nodes:
+                k = pos.get(name)
+                if k is None:
+                    continue
+                power[k] += unit_power_w(rj.job, by_name[name])
+                left[k] = max(left[k], float(rj.end_estimate - snap.time))
+                busy.add(k)
+        for n in snap.nodes:
+            k = pos.get(n.name)
+            if k is not None:
+                power[k] += n.power.state_watts(n.state)
+                if k in busy:
+                    power[k] += n.power.first_core_w
+        return power, left, by_name
+
+    def _bound(self, k: int, p_k: float, horizon: float, t0: float, pmax: FloatArray) -> float:
+        """The highest temperature node ``k`` can reach before ``horizon`` (module docstring)."""
+        p = self.params
+        others = float(p.d[k] @ pmax) - p.d[k, k] * pmax[k]
+        target = p.t_sup + (p.r[k] + p.d[k, k]) * p_k + others
+        at_h = target + (t0 - target) * math.exp(-horizon / self._tau[k])
+        return max(t0, at_h)
+
+    def _never_admissible(self, snap: Snapshot, pmax: FloatArray) -> set[str]:
+        """Jobs one unit of which fails the bound even on an idle node at its coolest (every
+        node idle), on every node: no start of them can ever be admitted."""
+        p = self.params
+        pos = p.index()
+        idle = np.zeros(p.n)
+        for n in snap.nodes:
+            if n.name in pos:
+                idle[pos[n.name]] = n.power.idle_w
+        coolest = p.steady(idle)
+        out: set[str] = set()
+        memo = self._never_memo
+        for j in snap.queued:
+            key = (j.unit_power_w, j.unit, j.walltime)
+            bad = memo.get(key)
+            if bad is None:
+                bad = True
+                for n in snap.nodes:
+                    k = pos.get(n.name)
+                    if k is None:
+                        continue
+                    w = n.power.idle_w + n.power.first_core_w + unit_power_w(j, n)
+                    if self._bound(k, w, float(j.walltime), coolest[k], pmax) <= p.t_thresh:
+                        bad = False
+                        break
+                memo[key] = bad
+            if bad:
+                out.add(j.id)
+        self.never_admissible = len(out)
+        return out
+
+    def idle_unsafe(self, snap: Snapshot) -> list[str]:
+        """Nodes whose idle target passes the threshold with every other node at full power."""
+        pmax = self._pmax(snap)
+        pos = self.params.index()
+        out = []
+        for n in snap.nodes:
+            k = pos.get(n.name)
+            if k is not None:
+                t = self._bound(k, n.power.idle_w, math.inf, self.params.t_sup, pmax)
+                if t > self.params.t_thresh:
+                    out.append(n.name)
+        return out
+
+    def _hidden(self, node: Node) -> Node:
+        """``node`` marked unavailable (memoised per node object: snapshots reuse them)."""
+        got = self._hide_memo.get(id(node))
+        if got is None or got[0] is not node:
+            got = (node, replace(node, available=False))
+            self._hide_memo[id(node)] = got
+        return got[1]
+
+    # -- the plan --------------------------------------------------------------------------------
+
+    def plan(self, snap: Snapshot) -> Plan:
+        """The wrapped dispatcher's plan, on the safe nodes, with only the safe starts."""
+        if not snap.queued:
+            return self.inner.plan(snap)
+        p = self.params
+        pos = p.index()
+        temps = np.asarray(self.temperatures(), dtype=float)
+        pmax = self._pmax(snap)
+        power, left, by_name = self._powers(snap)
+        never = self._never_admissible(snap, pmax)
+        eligible = [j for j in snap.queued if not j.held and j.id not in never]
+        unsafe: set[str] = set()
+        if eligible:
+            short = float(min(j.walltime for j in eligible))
+            for n in snap.nodes:
+                k = pos.get(n.name)
+                if k is None:
+                    continue
+                light = min(unit_power_w(j, n) for j in eligible)
+                extra = light + (
+                    n.power.first_core_w if power[k] == n.power.state_watts(n.state) else 0.0
+                )
+                h = max(short, float(left[k]))
+                if (
+                    temps[k] > p.t_thresh
+                    or self._bound(k, power[k] + extra, h, temps[k], pmax) > p.t_thresh + TOL_C
+                ):
+                    unsafe.add(n.name)
+        view = snap
+        if never:
+            # jobs no node can ever take: out of the dispatcher's sight (as jobs too big for
+            # the machine), so that they do not hold the queue (EASY's head reservation)
+            view = replace(
+                snap, queued=tuple(j for j in snap.queued if j.id not in never), queued_index=None
+            )
+        if unsafe:
+            nodes = tuple(
+                self._hidden(n) if n.name in unsafe and n.available else n for n in snap.nodes
+            )
+            view = replace(view, nodes=nodes)
+        plan = self.inner.plan(view)
+        jobs = {j.id: j for j in snap.queued}
+        kept = []
+        dropped = 0
+        held = {pos[n] for n in unsafe if n in pos}
+        for a in plan.assignments:
+            job = jobs.get(a.job_id)
+            if a.start > snap.time or job is None:
+                kept.append(a)
+                continue
+            add: dict[int, float] = {}
+            for name in a.nodes:
+                k = pos.get(name)
+                if k is not None:
+                    add[k] = add.get(k, 0.0) + unit_power_w(job, by_name[name])
+            ok = True
+            for k, w in add.items():
+                node = by_name[p.names[k]]
+                idle = power[k] == node.power.state_watts(node.state)
+                w_k = power[k] + w + (node.power.first_core_w if idle else 0.0)
+                h = max(float(job.walltime), float(left[k]))
+                if self._bound(k, w_k, h, temps[k], pmax) > p.t_thresh + TOL_C:
+                    ok = False
+                    break
+            if not ok:
+                dropped += 1
+                held.update(add)
+                continue
+            kept.append(a)
+            for k, w in add.items():
+                node = by_name[p.names[k]]
+                if power[k] == node.power.state_watts(node.state):
+                    power[k] += node.power.first_core_w
+                power[k] += w
+                left[k] = max(left[k], float(job.walltime))
+        if unsafe or dropped:
+            self.blocked_cycles += 1
+            self.dropped_starts += dropped
+            # ask again later only where waiting helps: a held-back node that is cooling
+            hot = temps > p.steady(power) + 0.01
+            cooling = any(bool(hot[k]) for k in held)
+            if self.wake is not None and cooling:
+                self.wake(snap.time + self.recheck_s)
+        if not dropped:
+            return plan
+        return replace(plan, assignments=tuple(kept))
+
+
+def recheck_default(params: ThermalParams) -> int:
+    """A re-check period: half the shortest RC time constant, at least 30 s."""
+    return max(30, math.ceil(float((params.r * params.c).min()) / 2))
