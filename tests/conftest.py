@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +47,13 @@ def pytest_runtest_makereport(
     report.longrepr = (
         f"skipped under CI (CI=true), which needs every service and data folder: {reason}"
     )
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``../shared/data`` from the repo root (the traces and recorded RMS outputs); a skip
+    when absent (a failure under CI)."""
+    d = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    if not d.is_dir():
+        pytest.skip(f"shared data not found at {d}")
+    return d
