@@ -161,6 +161,27 @@ class CoolingSettings(BaseModel):
     """Prices TOML (core-hour, GPU-hour, energy per kWh or a tariff file)."""
 
 
+class ThermalSettings(BaseModel):
+    """The ``[thermal]`` table: node outlet temperatures (readings over the RC model) and the
+    thermal guard around the dispatcher (``docs/thermal.md``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: Path
+    """The thermal parameters (TOML: ``t_sup``, ``t_thresh``, ``r``, ``c``, optional ``d``)."""
+    readings_file: Path | None = None
+    """``NODE CELSIUS`` lines, rewritten by the administrator's own collector."""
+    readings_command: list[str] = Field(default_factory=list)
+    """An argument list (no shell) that prints ``NODE CELSIUS`` lines."""
+    readings_timeout_s: float = Field(default=10.0, gt=0, le=300)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ThermalSettings:
+        if self.readings_file is not None and self.readings_command:
+            raise ValueError("give readings_file or readings_command, not both")
+        return self
+
+
 class ConnectorSettings(BaseModel):
     """Which resource manager to drive, and its parameters.
 
@@ -247,6 +268,7 @@ class Settings(BaseSettings):
     power: PowerSettings = Field(default_factory=PowerSettings)
     connector: ConnectorSettings = Field(default_factory=lambda: ConnectorSettings(kind="slurm"))
     cooling: CoolingSettings = Field(default_factory=CoolingSettings)
+    thermal: ThermalSettings | None = None
 
     @field_validator("dispatcher")
     @classmethod
@@ -370,6 +392,8 @@ def load_config(path: Path | str | None) -> Settings:
             _resolve(base, data["connector"], _CONNECTOR_PATH_KEYS)
         if isinstance(data.get("cooling"), dict):
             _resolve(base, data["cooling"], ("temperature_file", "prices_file"))
+        if isinstance(data.get("thermal"), dict):
+            _resolve(base, data["thermal"], ("file", "readings_file"))
         power = data.get("power")
         if isinstance(power, dict):
             _resolve(base, power, ("hgfs_params_file",))

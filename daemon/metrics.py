@@ -136,6 +136,22 @@ class ServiceCollector(Collector):
                 g.add_metric([], float(value or 0.0))
                 yield g
 
+        temps = getattr(self.service.dispatcher, "temps", None)
+        if temps is not None:
+            outlet = GaugeMetricFamily(
+                "wattsched_node_outlet_celsius",
+                "node outlet temperature at the last cycle ([thermal]: a reading, else the model)",
+                labels=["node"],
+            )
+            read = GaugeMetricFamily(
+                "wattsched_node_outlet_read",
+                "1 when the node's outlet temperature is a reading, 0 when the model's",
+                labels=["node"],
+            )
+            for node, (celsius, source) in sorted(temps.by_node().items()):
+                outlet.add_metric([node], celsius)
+                read.add_metric([node], 1.0 if source == "reading" else 0.0)
+            yield from (outlet, read)
         yield histogram(
             "wattsched_cycle_duration_seconds", "duration of a control cycle",
             CYCLE_BUCKETS, counters["cycle_buckets"], counters["cycle_count"],

@@ -20,6 +20,7 @@ from wattsched.powerctl.build import build_driver, build_policy
 from wattsched.powerctl.machine import PowerBook
 from wattsched.powerctl.switching import Switcher
 from wattsched.scheduler import dispatcher as dispatchers
+from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import PowerCap
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,24 @@ def build_power_control(settings: Settings, connector: Connector) -> PowerContro
     return PowerControl(switcher, build_policy(p), book, backoff_s=p.backoff_s)
 
 
+def thermal_guard(settings: Settings, inner: Dispatcher, connector: Connector) -> Dispatcher:
+    """``inner`` behind the thermal guard, fed by the ``[thermal]`` readings and model."""
+    from wattsched.connectors.traces.thermal_file import read_thermal_file
+    from wattsched.daemon.thermal_readings import DaemonThermalGuard, NodeTemperatures
+
+    t = settings.thermal
+    assert t is not None
+    names = [n.name for n in connector.snapshot().nodes]
+    params = read_thermal_file(t.file, names)
+    temps = NodeTemperatures(
+        params,
+        readings_file=t.readings_file,
+        readings_command=t.readings_command,
+        timeout_s=t.readings_timeout_s,
+    )
+    return DaemonThermalGuard(inner, temps)
+
+
 def build_service(settings: Settings, *, check: bool = True, clock: Clock = time.time) -> Service:
     """The daemon from its settings: store (schema checked), connector, dispatcher, cap."""
     engine = make_engine(settings.database_url)
@@ -146,6 +165,8 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
 
         connector = connector_config.build_connector(settings.connector.rms_config())
         origin = int(clock())
+    if settings.thermal is not None:
+        dispatcher = thermal_guard(settings, dispatcher, connector)
     service = Service(
         connector,
         dispatcher,

@@ -128,6 +128,10 @@ class NodeOut(BaseModel):
     time: int
     last_power_command: PowerCommandOut | None = None
     """The last power command sent to the node (by the policy, an operator or Slurm)."""
+    outlet_celsius: float | None = None
+    """Outlet temperature at the last cycle (with a ``[thermal]`` table)."""
+    outlet_source: str | None = None
+    """Where it comes from: ``reading`` (the readings source) or ``model``."""
 
 
 class NodeStateOut(BaseModel):

@@ -29,15 +29,24 @@ _NODES: TypeAdapter[list[NodeOut]] = TypeAdapter(list[NodeOut])
 
 
 @router.get("/nodes", response_model=list[NodeOut])
-def list_nodes(session: SessionDep) -> Response:
-    """Every node as last seen, by name."""
+def list_nodes(session: SessionDep, service: ServiceDep) -> Response:
+    """Every node as last seen, by name (with ``[thermal]``: its outlet temperature)."""
     # Plain rows, validated and serialized once (thousands of nodes on a real cluster).
     rows = session.execute(select(*NodeRow.__table__.columns).order_by(NodeRow.name))
     nodes = _NODES.validate_python(rows.mappings().all())
     last = last_power_commands(session)
+    temps = node_temperatures(service)
     for n in nodes:
         n.last_power_command = last.get(n.name)
+        if n.name in temps:
+            n.outlet_celsius, n.outlet_source = temps[n.name]
     return Response(_NODES.dump_json(nodes), media_type="application/json")
+
+
+def node_temperatures(service: object) -> dict[str, tuple[float, str]]:
+    """Node -> (outlet celsius, source) when the dispatcher is behind the thermal guard."""
+    temps = getattr(getattr(service, "dispatcher", None), "temps", None)
+    return temps.by_node() if temps is not None else {}
 
 
 def last_power_commands(session: Session, node: str | None = None) -> dict[str, PowerCommandOut]:
