@@ -139,6 +139,14 @@ def test_page_shows_nodes_power_cap_and_one_bar_per_planned_job(
     assert shown == {n["name"] for n in nodes}
     until(lambda: matches_status(page, daemon), 10, "power and cap as /status")
     until(lambda: matches_cooling(page, daemon), 10, "PUE, cooling and outside temperature")
+    # [thermal]: each node square carries its outlet temperature (a model figure here).
+    outlets = page.eval_on_selector_all(
+        "#node-map .node", "cs => cs.map(c => [c.dataset.outletCelsius, c.title])"
+    )
+    assert len(outlets) == NODES
+    for celsius, title in outlets:
+        assert celsius is not None and 20.0 <= float(celsius) < 100.0
+        assert "outlet" in title and "(model)" in title
 
     def bars_match_plan() -> bool:
         plan = daemon.get("/plan").json()

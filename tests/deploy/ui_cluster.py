@@ -46,6 +46,10 @@ def write_cluster(root: Path, *, cap_w: float = 300, jobs: int = 24) -> Path:
     # It arrives 3 s after the others (the clock runs at wall speed): they have started.
     lines.append(_job_line(XSS_JOB, XSS_USER, 2, CORES, "01:00", XSS_ARRIVAL))
     (root / "trace").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Cool nodes (r P well under the threshold): the guard holds nothing back here.
+    (root / "thermal.toml").write_text(
+        "t_sup = 20.0\nt_thresh = 100.0\nr = 0.05\nc = 2000.0\n", encoding="utf-8"
+    )
     (root / "token").write_text(TOKEN + "\n", encoding="utf-8")
     (root / "token").chmod(0o600)
     cfg = root / "wattsched.toml"
@@ -71,6 +75,8 @@ offline = false
 [cooling]
 kind = "air"
 season = "summer"
+[thermal]
+file = "thermal.toml"
 """,
         encoding="utf-8",
     )

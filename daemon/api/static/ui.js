@@ -123,6 +123,13 @@
       c.dataset.powerState = n.power_state;
       c.title = `${n.name}: ${n.power_state}${n.available ? "" : " (unavailable)"}, ` +
         `${n.busy_units} busy units, ${n.cores} cores` + (n.partition ? `, ${n.partition}` : "");
+      if (n.outlet_celsius !== null && n.outlet_celsius !== undefined) {
+        // [thermal]: a stripe from blue (20 °C) to red (90 °C and over) under the square.
+        c.dataset.outletCelsius = String(n.outlet_celsius);
+        const f = Math.min(1, Math.max(0, (n.outlet_celsius - 20) / 70));
+        c.style.boxShadow = `inset 0 -4px 0 hsl(${Math.round(240 * (1 - f))}, 80%, 50%)`;
+        c.title += `, outlet ${n.outlet_celsius.toFixed(1)} °C (${n.outlet_source})`;
+      }
       return c;
     });
     $("node-map").replaceChildren(...cells);
