@@ -215,6 +215,12 @@ def test_cap_control_refuses_without_the_token_and_works_with_it(page: Any, daem
     assert any(a["kind"] == "setting" and "power_cap_w" in (a["result"] or "") for a in actions)
     # The mode control too, then back.
     page.select_option("#mode-input", "advise")
+    # Polls come between the choice and the click (as they do for a slow operator, or on a
+    # loaded machine): they must not put the mode shown by /status back into the control.
+    page.evaluate("document.activeElement.blur()")
+    n = int(page.evaluate("document.body.dataset.updates"))
+    page.wait_for_function(f"Number(document.body.dataset.updates) >= {n + 2}")
+    assert page.input_value("#mode-input") == "advise"
     page.click("#mode-set")
     until(lambda: daemon.get("/status").json()["mode"] == "advise", 10, "advise mode")
     page.wait_for_function("document.getElementById('mode').textContent === 'advise'")

@@ -11,6 +11,7 @@
   const ACTION_ROWS = 50;
   const STATES = ["on", "off", "booting", "shutting_down", "failed"];
   let token = ""; // the bearer token, in this page's memory only
+  let modePicked = false; // the operator chose a mode not yet sent: the poll leaves it alone
   let updates = 0;
 
   const $ = (id) => document.getElementById(id);
@@ -61,7 +62,7 @@
     const frac = head === null ? 0 : Math.min(1, st.power_w / Math.max(st.cap_w, 1));
     fill.style.width = `${(frac * 100).toFixed(1)}%`;
     fill.classList.toggle("bad", head !== null && head < 0);
-    if (document.activeElement !== $("mode-input")) $("mode-input").value = st.mode;
+    if (!modePicked && document.activeElement !== $("mode-input")) $("mode-input").value = st.mode;
     renderCooling(st);
   }
 
@@ -330,8 +331,9 @@
     $("mode-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const mode = $("mode-input").value;
-      put("config/mode", { mode }, `mode ${mode}`);
+      put("config/mode", { mode }, `mode ${mode}`).finally(() => { modePicked = false; });
     });
+    $("mode-input").addEventListener("change", () => { modePicked = true; });
     setLocked(true);
   }
 
