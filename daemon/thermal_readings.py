@@ -27,7 +27,7 @@ import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import Plan, Snapshot
-from wattsched.scheduler.thermal.guard import ThermalGuard, unit_power_w
+from wattsched.scheduler.thermal.guard import ThermalGuard, node_powers
 from wattsched.scheduler.thermal.model import FloatArray, ThermalParams
 from wattsched.scheduler.thermal.tracker import ThermalTracker
 
@@ -107,23 +107,7 @@ class NodeTemperatures:
 
     def power_w(self, snap: Snapshot) -> FloatArray:
         """Each node's power now (``params`` order), from the snapshot's power models."""
-        pos = self.params.index()
-        power = np.zeros(self.params.n)
-        by_name = {n.name: n for n in snap.nodes}
-        busy: set[int] = set()
-        for rj in snap.running:
-            for name in rj.nodes:
-                k = pos.get(name)
-                if k is not None and name in by_name:
-                    power[k] += unit_power_w(rj.job, by_name[name])
-                    busy.add(k)
-        for n in snap.nodes:
-            k = pos.get(n.name)
-            if k is not None:
-                power[k] += n.power.state_watts(n.state) + (
-                    n.power.first_core_w if k in busy else 0.0
-                )
-        return power
+        return node_powers(self.params, snap)[0]
 
     def observe(self, snap: Snapshot) -> None:
         """Advance the model to the snapshot's time, then lay the readings over it."""

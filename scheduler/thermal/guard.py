@@ -55,6 +55,33 @@ def unit_power_w(job: Job, node: Node) -> float:
     return job.unit_power_w if job.unit_power_w is not None else node.power.unit_watts(job.unit)
 
 
+def node_powers(
+    params: ThermalParams, snap: Snapshot
+) -> tuple[FloatArray, FloatArray, dict[str, Node]]:
+    """Each node's power now (``params`` order, from the snapshot's power models), its longest
+    remaining walltime, and the snapshot's nodes by name."""
+    pos = params.index()
+    power = np.zeros(params.n)
+    left = np.zeros(params.n)
+    by_name = {n.name: n for n in snap.nodes}
+    busy: set[int] = set()
+    for rj in snap.running:
+        for name in rj.nodes:
+            k = pos.get(name)
+            if k is None or name not in by_name:
+                continue
+            power[k] += unit_power_w(rj.job, by_name[name])
+            left[k] = max(left[k], float(rj.end_estimate - snap.time))
+            busy.add(k)
+    for n in snap.nodes:
+        k = pos.get(n.name)
+        if k is not None:
+            power[k] += n.power.state_watts(n.state)
+            if k in busy:
+                power[k] += n.power.first_core_w
+    return power, left, by_name
+
+
 class ThermalGuard(Dispatcher):
     """``inner`` whose starts never take a node over its threshold (module docstring).
 
@@ -105,26 +132,7 @@ class ThermalGuard(Dispatcher):
 
     def _powers(self, snap: Snapshot) -> tuple[FloatArray, FloatArray, dict[str, Node]]:
         """Power per node now (params order) and each node's longest remaining walltime."""
-        pos = self.params.index()
-        power = np.zeros(self.params.n)
-        left = np.zeros(self.params.n)
-        by_name = {n.name: n for n in snap.nodes}
-        busy: set[int] = set()
-        for rj in snap.running:
-            for name in rj.nodes:
-                k = pos.get(name)
-                if k is None:
-                    continue
-                power[k] += unit_power_w(rj.job, by_name[name])
-                left[k] = max(left[k], float(rj.end_estimate - snap.time))
-                busy.add(k)
-        for n in snap.nodes:
-            k = pos.get(n.name)
-            if k is not None:
-                power[k] += n.power.state_watts(n.state)
-                if k in busy:
-                    power[k] += n.power.first_core_w
-        return power, left, by_name
+        return node_powers(self.params, snap)
 
     def _bound(self, k: int, p_k: float, horizon: float, t0: float, pmax: FloatArray) -> float:
         """The highest temperature node ``k`` can reach before ``horizon`` (module docstring)."""
