@@ -10,7 +10,7 @@ snapshots goes unseen (the replay observes every event; the daemon's cycle may n
 from __future__ import annotations
 
 from wattsched.powerctl.policy import busy_nodes
-from wattsched.scheduler.model import Plan, PowerState, RunningJob, Snapshot
+from wattsched.scheduler.model import Node, Plan, PowerState, RunningJob, Snapshot
 
 
 class IdleTracker:
@@ -20,6 +20,9 @@ class IdleTracker:
         self._since: dict[str, int] = {}
         self._running: tuple[RunningJob, ...] | None = None
         self._busy: frozenset[str] = frozenset()
+        self._seen: tuple[tuple[Node, ...], frozenset[str]] | None = None
+        """The nodes and busy set ``_since`` was last computed from with no start in the plan:
+        the very same objects give the very same ``_since``."""
 
     def busy(self, snap: Snapshot) -> frozenset[str]:
         """:func:`busy_nodes` of ``snap`` (kept while its running jobs are the same tuple)."""
@@ -30,9 +33,13 @@ class IdleTracker:
 
     def observe(self, snap: Snapshot, plan: Plan | None = None) -> dict[str, int]:
         """Update from ``snap`` (and the starts of ``plan``); returns ``node -> idle since``."""
-        busy = set(self.busy(snap))
-        if plan is not None:
-            busy.update(n for a in plan.starts_now() for n in a.nodes)
+        busy_now = self.busy(snap)
+        starting = [n for a in plan.starts_now() for n in a.nodes] if plan is not None else []
+        seen = self._seen
+        if not starting and seen is not None and seen[0] is snap.nodes and seen[1] is busy_now:
+            return dict(self._since)  # nothing it depends on changed: the same spells
+        self._seen = None if starting else (snap.nodes, busy_now)
+        busy = busy_now.union(starting)
         since: dict[str, int] = {}
         for node in snap.nodes:
             if node.state is PowerState.ON and node.name not in busy:

@@ -54,6 +54,7 @@ class PowerBook:
         self.boot_timeout_s = boot_timeout_s
         self.shutdown_timeout_s = shutdown_timeout_s
         self.nodes: dict[str, NodePower] = {}
+        self._index: dict[str, int] = {}
         self.timed_out: list[tuple[str, int, str]] = []
         """``(node, time, why)`` of every node marked failed by a time limit (for the log)."""
 
@@ -105,8 +106,37 @@ class PowerBook:
         """
         if not self.nodes:
             return snap
-        nodes = tuple(self._node(n, snap.time, powered) for n in snap.nodes)
-        return dataclasses.replace(snap, nodes=nodes)
+        # Only the nodes the book holds can change; they are looked at in the snapshot's order.
+        nodes = list(snap.nodes)
+        where = self._positions(nodes)
+        changed = False
+        off = PowerState.OFF
+        for i in where:
+            node = nodes[i]
+            rec = self.nodes[node.name]
+            if rec.state is off and node.state is off and rec.last_failure is None:
+                rec.seen_down = True  # off, and the RMS agrees: nothing to lay over
+                continue
+            new = self._node(node, snap.time, powered)
+            if new is not node:
+                nodes[i] = new
+                changed = True
+        return dataclasses.replace(snap, nodes=tuple(nodes)) if changed else snap
+
+    def _positions(self, nodes: list[Node]) -> list[int]:
+        """The positions of the book's nodes in ``nodes``, ascending (the last index is kept
+        while it still names them right: node lists rarely change order)."""
+        index, names, size = self._index, list(self.nodes), len(nodes)
+        where = [index.get(name, size) for name in names]
+        try:
+            stale = [nodes[i].name for i in where] != names
+        except IndexError:
+            stale = True
+        if stale:
+            index = self._index = {n.name: i for i, n in enumerate(nodes)}
+            where = [i for i in map(index.get, self.nodes) if i is not None]
+        where.sort()
+        return where
 
     def _node(self, node: Node, now: int, powered: Callable[[str], bool] | None = None) -> Node:
         rec = self.nodes.get(node.name)

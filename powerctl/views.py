@@ -10,6 +10,7 @@ exactly those the policy would compute from scratch.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -59,9 +60,10 @@ class NodeView:
     """Capacities of the usable nodes and how many have each."""
     off_order: list[Node]
     """Every node in the order to power them off."""
-    no_failures: bool
-    """No node ever failed a power command (the power-on candidates do not depend on time)."""
     candidates: list[Node] | None = None
+    candidates_until: float = 0.0
+    """``candidates`` hold before this time: the first end of a node's back-off after they
+    were computed (infinite when no node is in back-off)."""
 
 
 @dataclass(slots=True)
@@ -112,18 +114,22 @@ class SnapshotViews:
                 all_slots=capacity([n for n in snap.nodes if n.available]),
                 usable_kinds=Counter(n.capacity for n in usable),
                 off_order=order_for_off(snap.nodes),
-                no_failures=all(n.last_power_failure is None for n in snap.nodes),
             )
             self._nodes = snap.nodes
         return self._node_view
 
     def candidates(self, snap: Snapshot, backoff_s: int = DEFAULT_BACKOFF_S) -> list[Node]:
-        """:func:`power_on_candidates` of ``snap`` (kept while no node ever failed)."""
+        """:func:`power_on_candidates` of ``snap`` (kept until a node's back-off ends)."""
         view = self.nodes(snap)
-        if not view.no_failures:
-            return power_on_candidates(snap, backoff_s)
-        if view.candidates is None:
+        if view.candidates is None or snap.time >= view.candidates_until:
             view.candidates = power_on_candidates(snap, backoff_s)
+            # A back-off that ends later changes the answer then, and nothing else in time does.
+            ends = [
+                n.last_power_failure + backoff_s
+                for n in snap.nodes
+                if n.last_power_failure is not None and n.last_power_failure + backoff_s > snap.time
+            ]
+            view.candidates_until = min(ends, default=math.inf)
         return list(view.candidates)
 
     def queue(self, snap: Snapshot) -> QueueView:
@@ -215,5 +221,4 @@ def _restated(
         all_slots=all_slots,
         usable_kinds=kinds,
         off_order=off_order,
-        no_failures=view.no_failures,
     )

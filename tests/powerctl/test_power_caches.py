@@ -1,0 +1,120 @@
+"""What the power side keeps from one cycle to the next gives what it would compute afresh.
+
+The replay hands out the very same tuples while nothing changed, and the power book, the idle
+tracker and the policy's views keep figures for as long as their inputs are those objects. Each
+property drives a random sequence of cycles (nodes kept or rebuilt, jobs started and ended,
+commands sent and failed, the clock moving) and compares with a computation from scratch.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.powerctl.power_builders import job, node, plan, running, snapshot
+from wattsched.powerctl.idle_tracker import IdleTracker
+from wattsched.powerctl.machine import PowerBook
+from wattsched.powerctl.policy import busy_nodes
+from wattsched.powerctl.selection import power_on_candidates
+from wattsched.powerctl.views import SnapshotViews
+from wattsched.scheduler.model import Node, PowerState, Snapshot
+
+NAMES = [f"n{i}" for i in range(6)]
+STATES = [PowerState.ON, PowerState.OFF, PowerState.FAILED, PowerState.BOOTING]
+
+
+def _overlay_afresh(book: PowerBook, snap: Snapshot) -> tuple[Node, ...]:
+    """Every node of ``snap`` through the book's per-node rule, as the overlay once did."""
+    return tuple(book._node(n, snap.time) for n in snap.nodes)
+
+
+steps = st.lists(
+    st.tuples(
+        st.integers(0, 400),  # time step
+        st.lists(st.sampled_from(STATES), min_size=len(NAMES), max_size=len(NAMES)),
+        st.lists(st.booleans(), min_size=len(NAMES), max_size=len(NAMES)),  # available
+        st.sampled_from(["none", "on", "off", "fail", "timeout"]),
+        st.integers(0, len(NAMES) - 1),  # the node commanded
+        st.booleans(),  # reorder the nodes
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps)
+def test_the_overlay_of_the_book_nodes_equals_every_node_through_the_book(steps: Any) -> None:
+    book, t = PowerBook(boot_timeout_s=500, shutdown_timeout_s=300), 0
+    for dt, states, avail, command, who, reorder in steps:
+        t += dt
+        nodes = [
+            node(name, state=s, available=a)
+            for name, s, a in zip(NAMES, states, avail, strict=True)
+        ]
+        if reorder:
+            nodes.reverse()
+        snap = snapshot(t, nodes)
+        twin = copy.deepcopy(book)
+        got = book.overlay(snap)
+        assert got.nodes == _overlay_afresh(twin, snap)
+        assert {k: dataclasses.astuple(v) for k, v in book.nodes.items()} == {
+            k: dataclasses.astuple(v) for k, v in twin.nodes.items()
+        }
+        assert book.timed_out == twin.timed_out
+        target = got.nodes[who]
+        if command in ("on", "off"):
+            book.commanded(target, command == "on", t)
+        elif command in ("fail", "timeout"):
+            book.failed(target, True, t, outcome_unknown=command == "timeout")
+
+
+cycles = st.lists(
+    st.tuples(
+        st.integers(0, 900),  # time step
+        st.booleans(),  # rebuild the node tuple
+        st.lists(st.sampled_from(STATES[:2]), min_size=len(NAMES), max_size=len(NAMES)),
+        st.sets(st.sampled_from(NAMES), max_size=3),  # running on
+        st.booleans(),  # keep the running tuple
+        st.sets(st.sampled_from(NAMES), max_size=2),  # starting now
+        st.lists(st.none() | st.integers(-1200, 0), min_size=len(NAMES), max_size=len(NAMES)),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cycles)
+def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
+    cycles: Any,
+) -> None:
+    tracker, views = IdleTracker(), SnapshotViews()
+    since: dict[str, int] = {}
+    t = 0
+    nodes: tuple[Node, ...] | None = None
+    runs: tuple[Any, ...] = ()
+    for dt, rebuild, states, run_on, keep_run, starting, failures in cycles:
+        t += dt
+        if nodes is None or rebuild:
+            nodes = tuple(
+                node(name, state=s, last_power_failure=None if f is None else t + f)
+                for name, s, f in zip(NAMES, states, failures, strict=True)
+            )
+        if not keep_run:
+            runs = tuple(running(job(f"j{name}"), [name]) for name in sorted(run_on))
+        snap = snapshot(t, nodes, run=runs)
+        p = plan(t, *((f"s{name}", t, [name]) for name in sorted(starting)))
+        # From scratch: idle since the first snapshot of the spell.
+        busy = busy_nodes(snap) | set(starting)
+        since = {
+            n.name: min(since.get(n.name, t), t)
+            for n in snap.nodes
+            if n.state is PowerState.ON and n.name not in busy
+        }
+        assert tracker.observe(snap, p) == since
+        assert views.candidates(snap, 600) == power_on_candidates(snap, 600)
