@@ -29,7 +29,7 @@ class Harness:
     connector: Connector
     rms_starts_released = True
     """After release() the RMS starts the job by itself (real RMSs; not the simulator)."""
-    power_timeout_s = 60.0
+    power_timeout_s = 120.0
 
     def submit(self, units: int, seconds: int = 60, *, user_hold: bool = False) -> str:
         """Submit a 1-core-per-unit job that waits for wattsched; its id."""
