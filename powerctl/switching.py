@@ -89,12 +89,28 @@ class Switcher:
         self, node: str, on: bool, *, tried: int = 0, since: float | None = None
     ) -> SwitchResult:
         t0 = time.perf_counter() if since is None else since
+        if not tried:
+            # The first try needs no retry machinery (most commands end there): the policy
+            # takes over after a temporary failure, with the attempts and waits it would have.
+            try:
+                self.driver.switch(node, on)
+                return SwitchResult(node, on, time.perf_counter() - t0, 1)
+            except PowerCommandError as exc:
+                if not exc.temporary or self.attempts == 1:
+                    return self._failed(node, on, 1, exc, t0)
+            except PowerDriverConfigError as exc:
+                return self._failed(node, on, 1, PowerCommandError(node, str(exc)), t0)
+            except ConnectorError as exc:
+                return self._failed(node, on, 1, exc, t0)
+            tried = 1
         tries = tried
-        if tried:
-            self._sleep(self.backoff_s)  # after the batch's failed try
+        self._sleep(self.backoff_s)  # after the failed first try
         retrying = Retrying(
             stop=stop_after_attempt(self.attempts - tried),
-            wait=wait_exponential(multiplier=self.backoff_s, max=30 * max(self.backoff_s, 0.01)),
+            # The waits go on from the ones before (backoff, 2 x backoff, ...).
+            wait=wait_exponential(
+                multiplier=self.backoff_s * 2**tried, max=30 * max(self.backoff_s, 0.01)
+            ),
             retry=retry_if_exception(_temporary),
             sleep=self._sleep,
             reraise=True,
@@ -106,12 +122,16 @@ class Switcher:
                     self.driver.switch(node, on)
         except (ConnectorError, PowerDriverConfigError) as exc:
             err = exc if isinstance(exc, ConnectorError) else PowerCommandError(node, str(exc))
-            log.warning(
-                "power %s of node %s failed after %d attempt(s): %s",
-                "on" if on else "off", node, tries, err,
-            )  # fmt: skip
-            return SwitchResult(node, on, time.perf_counter() - t0, tries, err)
+            return self._failed(node, on, tries, err, t0)
         return SwitchResult(node, on, time.perf_counter() - t0, tries)
+
+    @staticmethod
+    def _failed(node: str, on: bool, tries: int, err: ConnectorError, t0: float) -> SwitchResult:
+        log.warning(
+            "power %s of node %s failed after %d attempt(s): %s",
+            "on" if on else "off", node, tries, err,
+        )  # fmt: skip
+        return SwitchResult(node, on, time.perf_counter() - t0, tries, err)
 
     def run(self, commands: Sequence[tuple[str, bool]]) -> list[SwitchResult]:
         """Send ``commands`` (in parallel); their results, in the same order.
