@@ -31,6 +31,7 @@ class Profile:
         self.ks = list(problem.resources)
         cap = problem.capacity[self.ks]  # (K, N)
         self.cap = cap
+        self._all_ks = np.arange(cap.shape[0])
         horizon = slots or int(
             max(1, problem.release.max(initial=0) + problem.duration.sum() // 4 + 1)
         )
@@ -42,6 +43,9 @@ class Profile:
         budget = problem.power_budget_w
         self.power = np.full(horizon, np.inf if budget is None else budget, dtype=float)
         self.events: list[int] = []
+        self.starts: list[int] = []
+        """Slots where some booking starts, sorted: free capacity only goes down there, so
+        the least of a window is at its first slot or at one of these."""
         index = {name: i for i, name in enumerate(problem.node_names)}
         for b in problem.busy:
             end = max(0, -(-(b.end - problem.origin) // problem.slot_s))
@@ -85,32 +89,51 @@ class Profile:
         d = int(self.p.duration[j])
         need = self.p.need[j, self.ks]
         self._grow(t + d)
-        if window and d > 2:
-            # Cheap necessary condition first: the first and last slots of the window.
-            ends = np.minimum(self.free[:, :, t], self.free[:, :, t + d - 1])
-            if not self._enough(ends, need, int(self.p.units[j])):
-                return np.zeros(self.free.shape[1], dtype=np.int64)
-        free = self.free[:, :, t : t + d].min(axis=2) if window else self.free[:, :, t]
-        with np.errstate(divide="ignore"):
-            per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG)
-        out = per.min(axis=0)
-        # Placement rules: scattered units one a node; packed units all on one node.
+        if not window or d <= 2:
+            free = self.free[:, :, t : t + d].min(axis=2) if window else self.free[:, :, t]
+            return self._placeable(j, self._per_node(free, need))
+        # Cheap necessary condition first: the first and last slots of the window. A node
+        # holds no more over the window than at its ends, so only the nodes that hold some
+        # unit at both ends need the minimum over the whole window.
+        at_ends = self._placeable(
+            j, self._per_node(np.minimum(self.free[:, :, t], self.free[:, :, t + d - 1]), need)
+        )
+        units = int(self.p.units[j])
+        out = np.zeros(self.free.shape[1], dtype=np.int64)
+        if int(np.minimum(at_ends, units).sum()) < units:
+            return out
+        some = np.flatnonzero(at_ends)
+        out[some] = self._placeable(j, self._per_node(self._window_min(some, t, d), need))
+        return out
+
+    def _window_min(self, nodes: IntArray, t: int, d: int) -> IntArray:
+        """The least free capacity of each of ``nodes`` over slots ``[t, t + d)``: over the
+        first slot and the booking starts inside (see :attr:`starts`)."""
+        lo = bisect.bisect_right(self.starts, t)
+        hi = bisect.bisect_left(self.starts, t + d, lo)
+        at = np.array([t, *self.starts[lo:hi]], dtype=np.int64)
+        return np.asarray(self.free[np.ix_(self._all_ks, nodes, at)].min(axis=2))
+
+    @staticmethod
+    def _per_node(free: IntArray, need: IntArray) -> IntArray:
+        """Units of ``need`` each node (column of ``free``) holds."""
+        per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG)
+        return np.asarray(per.min(axis=0))
+
+    def _placeable(self, j: int, per: IntArray) -> IntArray:
+        """``per`` (units per node) under job j's placement rule:
+        scattered units one a node; packed units all on one node."""
         if self.p.max_per_node is not None:
-            out = np.minimum(out, self.p.max_per_node[j])
+            per = np.minimum(per, self.p.max_per_node[j])
         if self.p.pack is not None and self.p.pack[j]:
-            out = np.where(out >= self.p.units[j], out, 0)
-        return np.asarray(out)
+            per = np.where(per >= self.p.units[j], per, 0)
+        return per
 
     def unit_capacity(self, need: IntArray, t: int) -> int:
         """How many units of ``need`` (over this profile's resources) fit at slot t in all."""
         free = self.free[:, :, t]
         per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG)
         return int(per.min(axis=0).sum())
-
-    @staticmethod
-    def _enough(free: IntArray, need: IntArray, units: int) -> bool:
-        per = np.where(need[:, None] > 0, free // np.maximum(need[:, None], 1), _BIG).min(axis=0)
-        return int(np.minimum(per, units).sum()) >= units
 
     def pooled_ok(self, j: int, t: int, window: bool = True) -> bool:
         """The necessary condition on the totals: enough of each resource and power."""
@@ -174,18 +197,21 @@ class Profile:
         d = int(self.p.duration[j])
         need = self.p.need[j, self.ks][:, None, None]
         units = int(self.p.units[j])
-        chunk = 16
-        for lo in range(0, cands.size, chunk):
+        lo, chunk = 0, 16
+        while lo < cands.size:
+            # Chunks grow: most jobs fit early, the others scan many candidates.
             part = cands[lo : lo + chunk]
+            lo, chunk = lo + chunk, min(2 * chunk, 512)
             # Necessary, for a whole chunk at once: the units fit in the window's first and
             # last slots.
             ends = np.minimum(self.free[:, :, part], self.free[:, :, part + d - 1])
             per = np.where(need > 0, ends // np.maximum(need, 1), _BIG).min(axis=0)
             fit = np.minimum(per, units).sum(axis=0) >= units
-            for t in part[fit]:
-                alloc = self.allocate(j, int(t), pooled_checked=True)
-                if alloc is not None:
-                    return int(t), alloc
+            t = self._first_fit(j, part[fit], d, units)
+            if t is not None:
+                alloc = self.allocate(j, t, pooled_checked=True)
+                assert alloc is not None, "the window check and the allocation disagree"
+                return t, alloc
         # After the last end everything is free: it fits there (DayProblem.build checked).
         t = max(r, self.events[-1] if self.events else r)
         if limit is not None and t >= limit:
@@ -194,6 +220,26 @@ class Profile:
         if alloc is None:  # pragma: no cover - a job too big for the cluster is refused earlier
             raise RuntimeError(f"job {self.p.jobs[j].id} fits nowhere on an empty cluster")
         return t, alloc
+
+    def _first_fit(self, j: int, part: IntArray, d: int, units: int) -> int | None:
+        """The first slot of ``part`` (increasing) where job j's units fit on the nodes for
+        its whole duration, under its placement rule (the test :meth:`allocate` makes), or
+        None. The windows overlap: the units each node holds are computed once, at the slots
+        where some window's least can be (the candidates and the booking starts between)."""
+        if part.size == 0:
+            return None
+        lo = bisect.bisect_right(self.starts, int(part[0]))
+        hi = bisect.bisect_left(self.starts, int(part[-1]) + d, lo)
+        at = np.union1d(part, np.asarray(self.starts[lo:hi], dtype=np.int64))
+        need = self.p.need[j, self.ks][:, None, None]
+        held = np.where(need > 0, self.free[:, :, at] // np.maximum(need, 1), _BIG).min(axis=0)
+        held = self._placeable(j, held)  # (nodes, slots of at)
+        first = np.searchsorted(at, part)
+        last = np.searchsorted(at, part + d)
+        for t, a, b in zip(part.tolist(), first.tolist(), last.tolist(), strict=True):
+            if int(np.minimum(held[:, a:b].min(axis=1), units).sum()) >= units:
+                return int(t)
+        return None
 
     def book(self, j: int, t: int, nodes: IntArray) -> None:
         """Hold job j's units on ``nodes`` from slot t for its duration."""
@@ -206,3 +252,6 @@ class Profile:
         self.total[:, t : t + d] -= (need * int(self.p.units[j]))[:, None]
         self.power[t : t + d] -= self.p.power_w[j]
         self._event(t + d)
+        i = bisect.bisect_left(self.starts, t)
+        if i == len(self.starts) or self.starts[i] != t:
+            self.starts.insert(i, t)

@@ -41,6 +41,7 @@ def job_based(
         prof.book(j, t, nodes)
         sched.start[j] = t
         sched.nodes[j] = nodes
+    failed = _Failures(problem)
     for j in order:
         if fixed and j in fixed:
             continue
@@ -49,14 +50,58 @@ def job_based(
             r = max(r, min_start[j])
         if horizon is not None and r >= horizon:
             continue
+        if failed.dominated(j, r):
+            continue  # a job that asks no more found no room: the profile only fills up
         found = prof.earliest(j, r, horizon)
         if found is None:
+            failed.add(j, r)
             continue
         t, nodes = found
         prof.book(j, t, nodes)
         sched.start[j] = t
         sched.nodes[j] = nodes
     return sched
+
+
+class _Failures:
+    """Jobs that found no start before the horizon. Bookings only take capacity away, so a
+    later job that asks at least as much of everything (each resource of a unit, units,
+    duration, power, release, the same placement rule) finds none either."""
+
+    def __init__(self, problem: DayProblem) -> None:
+        rule = np.zeros(problem.n_jobs, dtype=np.int64)
+        if problem.max_per_node is not None:
+            rule = rule * 2 + (problem.max_per_node == 1)
+        if problem.pack is not None:
+            rule = rule * 2 + problem.pack.astype(np.int64)
+        # One row per job: need per resource, units, duration and power (then the release).
+        self.keys = np.column_stack(
+            [problem.need, problem.units, problem.duration, problem.power_w]
+        ).astype(float)
+        self.rule = rule
+        self.rows: list[int] = []
+        self.releases: list[int] = []
+        self._stack: np.ndarray | None = None
+        self._rules: np.ndarray = rule[:0]
+
+    def add(self, j: int, release: int) -> None:
+        """Job j found no start at or after ``release``."""
+        self.rows.append(j)
+        self.releases.append(release)
+        self._stack = None
+
+    def dominated(self, j: int, release: int) -> bool:
+        """Some failed job asked no more than job j (released at ``release``) does."""
+        if not self.rows:
+            return False
+        if self._stack is None:
+            self._stack = np.column_stack(
+                [self.keys[self.rows], np.asarray(self.releases, dtype=float)]
+            )
+            self._rules = self.rule[self.rows]
+        mine = np.append(self.keys[j], float(release))
+        ok = np.all(self._stack <= mine, axis=1) & (self._rules == self.rule[j])
+        return bool(ok.any())
 
 
 def rule_based(

@@ -11,11 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.cooling import SUMMER_DAY, CoolingModel, PueTable, TemperatureProfile
-from wattsched.scheduler.model import Job, Node, Resources
+from wattsched.scheduler.model import Job, Node, Placement, Resources
 from wattsched.scheduler.profit import Prices
+from wattsched.scheduler.profitsched import heuristic
 from wattsched.scheduler.profitsched.heuristic import job_based, rule_based
 from wattsched.scheduler.profitsched.orderings import all_orders, rule_order
-from wattsched.scheduler.profitsched.problem import Busy, DayProblem, DaySchedule, natural_key
+from wattsched.scheduler.profitsched.problem import (
+    Busy,
+    DayProblem,
+    DaySchedule,
+    ProblemError,
+    natural_key,
+)
 from wattsched.scheduler.profitsched.rolling import rolling_days
 from wattsched.scheduler.profitsched.search import Scoring, delay_search, multi_search, score
 
@@ -220,3 +227,71 @@ def test_a_horizon_leaves_later_starts_unplaced_and_keeps_the_earlier_ones(
         if sched.start[j] >= 0:
             partial.start[j] = sched.start[j]
             partial.nodes[j] = sched.nodes[j]
+
+
+shapes = st.tuples(
+    st.integers(0, 3),  # release (minutes)
+    st.integers(1, 4),  # walltime (minutes)
+    st.integers(1, 3),  # units
+    st.integers(1, 4),  # cores a unit
+    st.sampled_from(list(Placement)),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(shapes, min_size=1, max_size=4),
+    st.lists(st.integers(0, 3), min_size=4, max_size=16),
+    st.integers(1, 8),
+    st.none() | st.sampled_from([30.0, 60.0]),
+)
+def test_skipping_jobs_dominated_by_a_failure_changes_no_start(
+    kinds: list[tuple[int, int, int, int, Placement]],
+    picks: list[int],
+    horizon: int,
+    budget: float | None,
+) -> None:
+    """Under a horizon, a job that asks no less than one that found no start is skipped
+    without a search; the schedule is the one the full search gives (placement rules, a power
+    budget and repeated shapes included)."""
+    spec = [kinds[i % len(kinds)] for i in picks]
+    jobs = [
+        Job(f"j{i}", s * 60, w * 60, u, Resources(cores=c), runtime=w * 60, placement=pl)
+        for i, (s, w, u, c, pl) in enumerate(spec)
+    ]
+    try:
+        problem = problem_of(jobs, nodes(3), power_budget_w=budget)
+    except ProblemError:
+        return  # a job that never fits (packed too wide, over the budget) is refused
+    _same_with_and_without_the_skip(problem, horizon)
+
+
+def _same_with_and_without_the_skip(problem: DayProblem, horizon: int) -> list[int]:
+    order = list(range(problem.n_jobs))
+    fast = job_based(problem, order, horizon=horizon)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(heuristic._Failures, "dominated", lambda self, j, r: False)
+        full = job_based(problem, order, horizon=horizon)
+    assert fast.start.tolist() == full.start.tolist()
+    assert [n.tolist() for n in fast.nodes] == [n.tolist() for n in full.nodes]
+    return [int(t) for t in fast.start]
+
+
+def test_a_failed_job_does_not_skip_one_released_earlier() -> None:
+    # One node; j0 holds it over [1, 3); j1 (released at 1) finds no start before 3, j2 is
+    # the same job released at 0 and fits in [0, 1).
+    jobs = [job(0, 60, 120, 1, 4), job(1, 60, 60, 1, 4), job(2, 0, 60, 1, 4)]
+    assert _same_with_and_without_the_skip(problem_of(jobs, nodes(1)), 3) == [1, -1, 0]
+
+
+def test_a_failed_packed_job_does_not_skip_a_free_one() -> None:
+    # Two 4-core nodes with 3 cores taken on each: 2 packed 1-core units find no node, the
+    # same 2 units free to spread fit at once.
+    jobs = [
+        job(0, 0, 600, 1, 3),
+        job(1, 0, 600, 1, 3),
+        Job("j2", 0, 60, 2, Resources(cores=1), runtime=60, placement=Placement.PACK),
+        Job("j3", 0, 60, 2, Resources(cores=1), runtime=60, placement=Placement.FREE),
+    ]
+    problem = problem_of(jobs, nodes(2))
+    assert _same_with_and_without_the_skip(problem, 5) == [0, 0, -1, 0]
