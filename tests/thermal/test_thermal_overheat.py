@@ -138,7 +138,7 @@ def test_a_node_that_could_never_resume_is_refused(tmp_path: Path) -> None:
     f = tmp_path / "never.toml"
     f.write_text(THERMAL + "hysteresis_c = 60.0\n")
     params = read_thermal_file(f, [n.name for n in _nodes()])
-    with pytest.raises(ThermalModelError, match="hysteresis_c.*never resume"):
+    with pytest.raises(ThermalModelError, match=r"hysteresis_c.*never resume"):
         ThermalSimulatedCluster(_nodes(), _jobs(1, 3), thermal=params)
 
 
