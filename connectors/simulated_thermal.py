@@ -12,7 +12,8 @@ A node whose outlet reaches its threshold is, by the thermal file's ``on_overhea
   idle power), so their ends move later by the paused time;
 - ``throttle`` (the Cloud setting): its jobs run at ``throttle_factor`` of their speed and
   dynamic power (on all their nodes: a job goes at its slowest node's pace), so their remaining
-  runtime stretches by ``1 / throttle_factor``;
+  runtime stretches by ``1 / throttle_factor``; where the throttled power would still heat the
+  node to its threshold (checked at every event), its jobs pause as in ``suspend``;
 - ``none``: nothing (temperatures recorded only).
 
 Either way the node takes no new job (it is marked unavailable) until its outlet is back at
@@ -75,6 +76,10 @@ class ThermalSimulatedCluster(SimulatedCluster):
         self.mode = thermal.on_overheat
         self._speed = 0.0 if self.mode == "suspend" else thermal.throttle_factor
         self._slowed: dict[int, tuple[int, bool]] = {}  # node index -> (since, was available)
+        self._paused: set[int] = set()  # throttle: slowed nodes paused (half power still heats)
+        self.escalations = 0
+        """Throttle: times a throttled node was paused because its throttled power would
+        still heat it past the threshold."""
         self._rate: dict[str, float] = {}  # running jobs not at full speed
         self._work: dict[str, tuple[float, int]] = {}  # job -> (work left at full speed, since)
         self._end_at: dict[str, int | None] = {}  # job -> its end now (None: paused)
@@ -253,7 +258,7 @@ class ThermalSimulatedCluster(SimulatedCluster):
             return
         n = len(self.samples)
         _put(self.outlet_samples, n, float(self.tracker.t_out.max()))
-        sus = len(self._slowed) if self.mode == "suspend" else 0
+        sus = len(self._slowed) if self.mode == "suspend" else len(self._paused)
         _put(self.slowed_samples, n, (sus, len(self._slowed) - sus))
 
     # -- suspension and throttling -------------------------------------------------------------
@@ -278,18 +283,38 @@ class ThermalSimulatedCluster(SimulatedCluster):
                 changed.append(i)
         for i in [i for i in self._slowed if cool[i]]:
             since, was = self._slowed.pop(i)
+            self._paused.discard(i)
             self.slow_node_s += self.now - since
             if was and not self._nodes[i].available:
                 self._set_node(i, replace(self._nodes[i], available=True))
             changed.append(i)
+        self._apply_rates(changed)
+        if self.mode == "throttle" and len(self._paused) < len(self._slowed):
+            # a throttled node whose throttled power still heats it to its threshold: paused
+            pw = self.node_powers()
+            target = (p.r * pw + p.inlet(pw))[self._thermal_pos]
+            worse = [
+                i for i in self._slowed if i not in self._paused and target[i] >= p.t_thresh - TOL_C
+            ]
+            self._paused.update(worse)
+            self.escalations += len(worse)
+            self._apply_rates(worse)
+            changed += worse
         if not changed:
             return False
         self.changes += 1
-        jobs = {j for i in changed for j in self._books[i].jobs}
-        for j in sorted(jobs):
-            nodes = {self._index[n] for n in self._running[j].nodes}
-            self._set_rate(j, self._speed if nodes & self._slowed.keys() else 1.0)
         return True
+
+    def _apply_rates(self, nodes: list[int]) -> None:
+        """New rates for the jobs on ``nodes``: their slowest node's speed."""
+        jobs = {j for i in nodes for j in self._books[i].jobs}
+        for j in sorted(jobs):
+            speed = 1.0
+            for n in self._running[j].nodes:
+                i = self._index[n]
+                if i in self._slowed:
+                    speed = min(speed, 0.0 if i in self._paused else self._speed)
+            self._set_rate(j, speed)
 
     def _set_rate(self, job_id: str, rate: float) -> None:
         """Bank the job's progress at its old rate and go on at ``rate`` (a new end)."""

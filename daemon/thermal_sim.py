@@ -76,6 +76,7 @@ def thermal_metrics(cluster: ThermalSimulatedCluster, dispatcher: Dispatcher) ->
     out["suspended_node_s"] = cluster.slowed_s() if mode == "suspend" else 0
     out["throttle_events"] = cluster.slow_events if mode == "throttle" else 0
     out["throttled_node_s"] = cluster.slowed_s() if mode == "throttle" else 0
+    out["throttle_paused"] = cluster.escalations
     out["guard"] = isinstance(dispatcher, ThermalGuard)
     if isinstance(dispatcher, ThermalGuard):
         out["guard_blocked_cycles"] = dispatcher.blocked_cycles

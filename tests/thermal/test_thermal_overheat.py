@@ -45,10 +45,13 @@ def _one_step_overshoot(cluster: ThermalSimulatedCluster) -> float:
     return (hottest - p.t_thresh) * (1 - math.exp(-1 / tau))
 
 
-@pytest.mark.parametrize("dispatcher", ["easy", "fifo"])
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(
+    ("dispatcher", "seed", "mode"),
+    [("easy", 1, "suspend"), ("easy", 2, "suspend"), ("fifo", 1, "suspend"),
+     ("easy", 1, "throttle"), ("fifo", 2, "throttle")],
+)  # fmt: skip
 def test_an_unguarded_replay_that_overheats_suspends(
-    tmp_path: Path, dispatcher: str, seed: int
+    tmp_path: Path, dispatcher: str, seed: int, mode: str
 ) -> None:
     free = _unguarded(tmp_path, dispatcher, seed, "none")
     assert free.tracker is not None
@@ -56,12 +59,13 @@ def test_an_unguarded_replay_that_overheats_suspends(
     over = _one_step_overshoot(free)
     assert free.tracker.max_t.max() > params.t_thresh + 10 * over  # it does overheat
 
-    sus = _unguarded(tmp_path, dispatcher, seed, "suspend")
+    sus = _unguarded(tmp_path, dispatcher, seed, mode)
     assert sus.tracker is not None
     assert sus.slow_events > 0 and sus.slowed_s() > 0
     assert sus.tracker.max_t.max() <= params.t_thresh + over
     slowed = sus.slow_intervals()
-    assert slowed and all(rate == 0.0 for *_, rate in slowed)
+    rates = {rate for *_, rate in slowed}
+    assert rates == {0.0} if mode == "suspend" else rates <= {0.0, 0.5} and 0.5 in rates
     runs = _runs(sus)
     assert validate_stretch(runs, slowed) == []
     assert validate_thermal(_nodes(), runs, params, slowed=slowed, tol_c=over) == []
@@ -72,14 +76,16 @@ def test_an_unguarded_replay_that_overheats_suspends(
     assert {j for j, *_ in slowed} == {r.job.id for r in late}
 
 
-def _one_node(tmp_path: Path, mode: str, runtime: int = 6000) -> ThermalSimulatedCluster:
+def _one_node(
+    tmp_path: Path, mode: str, runtime: int = 6000, core_w: float = 30.0
+) -> ThermalSimulatedCluster:
     # 160 W busy: target 20 + 0.5 x 160 = 100 C; tau = 0.5 x 6000 = 3000 s; no recirculation
     f = tmp_path / "one.toml"
     f.write_text(
         "t_sup = 20.0\nt_thresh = 90.0\nr = 0.5\nc = 6000.0\nd = [[0.0]]\n"
         f'hysteresis_c = 10.0\non_overheat = "{mode}"\nthrottle_factor = 0.5\n'
     )
-    node = Node("n0", Resources(cores=4, mem_mb=1000), NodePowerModel(idle_w=40.0, core_w=30.0))
+    node = Node("n0", Resources(cores=4, mem_mb=1000), NodePowerModel(idle_w=40.0, core_w=core_w))
     job = Job("1", 0, 10_000, 1, Resources(cores=4), runtime=runtime)
     params = read_thermal_file(f, ["n0"])
     cluster = ThermalSimulatedCluster([node], [job], thermal=params)
@@ -101,6 +107,17 @@ def test_a_throttled_job_ends_later_by_the_hand_computed_stretch(tmp_path: Path)
     runs = _runs(c)
     assert validate_stretch(runs, c.slow_intervals()) == []
     assert validate_stretch(runs, []) != []  # the stretch is real
+
+
+def test_a_throttled_node_that_still_heats_is_paused(tmp_path: Path) -> None:
+    # 280 W busy: target 160 C; throttled 40 + 120 W: target 100 C, still over 90 C
+    c = _one_node(tmp_path, "throttle", core_w=60.0)
+    assert c.tracker is not None
+    assert c.escalations >= 1
+    assert 0.0 in {rate for *_, rate in c.slow_intervals()}
+    over = (160 - 90) * (1 - math.exp(-1 / 3000))
+    assert c.tracker.max_t.max() <= 90.0 + over
+    assert validate_stretch(_runs(c), c.slow_intervals()) == []
 
 
 def test_a_suspended_job_ends_later_by_the_paused_time(tmp_path: Path) -> None:
