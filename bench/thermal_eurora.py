@@ -198,10 +198,12 @@ def report(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "is 2 C under it (`hysteresis_c`); the thermal validator is given the pauses and a "
         f"tolerance of {rows[0]['validator_tol_c']} C (what the hottest node gains in the one "
         "second a check may lag); `s above` and `violations` count those brief overshoots. "
-        "`throttle` halves the speed and dynamic power of a hot node's jobs: with these harsh "
-        "parameters half power still heats past the threshold, a limit of one fixed "
-        "throttle factor. The slowed replays are slower (many suspend/resume events, each a "
-        "cycle).",
+        "`throttle` halves the speed and dynamic power of a hot node's jobs, and pauses them "
+        "where half power would still heat the node to its threshold: with these harsh "
+        "parameters that is most of the time (paused "
+        f"{', '.join(str(r.get('throttle_paused', 0)) for r in rows if r['mode'] == 'throttle')}"
+        " times, EASY, PRB). The slowed replays are slower (thousands of suspend/resume "
+        "events, each a cycle).",
         "- The validators accept every stretched schedule: `validate_schedule` unchanged, "
         "`validate_stretch` (each job did its work) "
         f"{sum(r['stretch_errors'] for r in rows)} errors in all.",
