@@ -305,6 +305,21 @@ def report(
         "a slightly better schedule and a bound near the lower bounds: the MILP column is an "
         "upper bound on the optimum, so the MILP-vs-heuristics and Cloud-vs-HPC gaps here are "
         "lower bounds on the true gaps. Longer limits do help (see `thermal_paper_60s/`).",
+        "- R and F (checked against the paper's text): R = 0.7 C/W multiplies the power in "
+        "eq. 3's target and F = exp(-dt/RC) = 0.5 is the per-step decay, as here "
+        "(`ThermalInstance.temperatures`). The paper's '42 W idle contributes 15 C' is the "
+        "one-step rise (1 - F) R P_idle = 0.5 x 0.7 x 42 = 14.7 C (steady state: 29.4 C), so "
+        "the generator's R, F and P_idle are used the way the paper does; the time step (one "
+        "step of work per step at full speed) too. What the paper leaves open (T_sup, D) "
+        "moves every figure: with T_sup = 20 C a job over about 72 W must pause.",
+        "- The horizon is already the best heuristic's makespan and the solve is hinted with "
+        "that schedule. Decision solves (horizon L, no hint, 10 s each, instances 0-2) prove "
+        "L = 11, 13 and 14 infeasible (optimum >= 12, 14, 15 against solver bounds 11, 11, 13 "
+        "in the makespan solve) but find no schedule at any L below the heuristic's within "
+        "10 s: the optimum lies in [12, 16], [14, 20], [15, 19]. Our MILP column is the "
+        "heuristic's schedule on most instances because CP-SAT does not find better ones in "
+        "10 s, not because better ones are known not to exist. Symmetry breaking was not "
+        "tried (with the two-row D only mirror images of the rows are identical).",
         "- Same ordering as the paper for the heuristics (Spatio-Temporal < Coolest); our "
         "Spatio-Temporal is relatively stronger than the paper's (our LPT on thermal-aware load "
         "and admission by remaining load), our Coolest relatively weaker.",
@@ -364,6 +379,13 @@ def energy_section(doc: dict[str, Any]) -> list[str]:
         f"for M*) {_mean([r['energy_upper_bound'] for r in rows]):.0f}. The paper reports, at "
         "x = 1, 6.7 % less energy on average than the min-makespan schedule (Gurobi, up to "
         "10 h, mean gap 1.87 %).",
+        "- Why no saving here: with eq. 24-26 (a node draws P_idle only in steps it runs "
+        "anything) the energy is at its lower bound sum_j w_j (p_j + P_idle) whenever every "
+        "node-step that is on is fully used. The best Cloud makespan schedules found here are "
+        "mostly the HPC hint (full steps), so they are already energy-optimal, and a looser "
+        "makespan (x = 1.1, 1.2) cannot help. The paper's 6.7 % comes from its Cloud "
+        "makespan-optimal schedules using partial steps (its Fig. 3), which ours, not "
+        "improving on the hint, rarely do.",
         "",
         "![energy](thermal_paper_energy.png)",
     ]
