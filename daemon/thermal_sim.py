@@ -70,6 +70,13 @@ def thermal_metrics(cluster: ThermalSimulatedCluster, dispatcher: Dispatcher) ->
     if cluster.tracker is None:
         return {}
     out: dict[str, Any] = dict(cluster.tracker.summary())
+    mode = cluster.mode
+    out["on_overheat"] = mode
+    out["suspend_events"] = cluster.slow_events if mode == "suspend" else 0
+    out["suspended_node_s"] = cluster.slowed_s() if mode == "suspend" else 0
+    out["throttle_events"] = cluster.slow_events if mode == "throttle" else 0
+    out["throttled_node_s"] = cluster.slowed_s() if mode == "throttle" else 0
+    out["throttle_paused"] = cluster.escalations
     out["guard"] = isinstance(dispatcher, ThermalGuard)
     if isinstance(dispatcher, ThermalGuard):
         out["guard_blocked_cycles"] = dispatcher.blocked_cycles
@@ -79,20 +86,33 @@ def thermal_metrics(cluster: ThermalSimulatedCluster, dispatcher: Dispatcher) ->
 
 
 def write_power_thermal(path: Path, cluster: ThermalSimulatedCluster) -> None:
-    """The power CSV plus ``max_outlet_c`` (the hottest node's outlet at each sample)."""
+    """The power CSV plus ``max_outlet_c`` (the hottest node's outlet at each sample),
+    ``suspended_nodes`` and ``throttled_nodes`` (``on_overheat``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow((*POWER_HEADER, "max_outlet_c"))
-        for s, hot in zip(cluster.samples, cluster.outlet_samples, strict=False):
+        w.writerow((*POWER_HEADER, "max_outlet_c", "suspended_nodes", "throttled_nodes"))
+        rows = zip(cluster.samples, cluster.outlet_samples, cluster.slowed_samples, strict=False)
+        for s, hot, (sus, thr) in rows:
             cap = "inf" if s.cap_w == float("inf") else f"{s.cap_w:.3f}"
             w.writerow(
-                [s.time, f"{s.it_power_w:.3f}", cap, s.nodes_on, s.queued, s.running, f"{hot:.3f}"]
+                [
+                    s.time,
+                    f"{s.it_power_w:.3f}",
+                    cap,
+                    s.nodes_on,
+                    s.queued,
+                    s.running,
+                    f"{hot:.3f}",
+                    sus,
+                    thr,
+                ]
             )
 
 
 def plot_thermal(path: Path, cluster: ThermalSimulatedCluster, title: str) -> None:
-    """The hottest outlet temperature over time against the threshold (PNG)."""
+    """The hottest outlet temperature over time against the threshold, and the nodes suspended
+    or throttled (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -109,6 +129,14 @@ def plot_thermal(path: Path, cluster: ThermalSimulatedCluster, title: str) -> No
     ax.set_ylabel("C")
     ax.set_xlabel("hours since start")
     ax.set_title(title)
+    slowed = [a + b for a, b in cluster.slowed_samples[:n]]
+    if any(slowed):
+        ax2 = ax.twinx()
+        label = "nodes suspended" if cluster.mode == "suspend" else "nodes throttled"
+        ax2.fill_between(hours, slowed, step="post", color="orange", alpha=0.35, label=label)
+        ax2.set_ylabel(label)
+        ax2.set_ylim(bottom=0)
+        ax2.legend(loc="upper left")
     ax.legend(loc="upper right")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -31,6 +31,9 @@ from numpy.typing import ArrayLike, NDArray
 
 FloatArray = NDArray[np.float64]
 
+OVERHEAT_MODES = ("suspend", "throttle", "none")
+"""``on_overheat`` values (:class:`ThermalParams`)."""
+
 COP_COEFFS = (0.0068, 0.0008, 0.458)
 """``a, b, c`` of ``CoP(T) = a T^2 + b T + c`` (Moore et al. 2005, HP Labs' chilled-water CRAC)."""
 
@@ -120,6 +123,14 @@ class ThermalParams:
     t_sup: float = 20.0
     t_thresh: float = 100.0
     source: str = "<thermal params>"
+    on_overheat: str = "suspend"
+    """What the simulated cluster does to a node whose outlet reaches ``t_thresh``:
+    ``suspend`` (HPC: its jobs pause), ``throttle`` (Cloud: power and speed x
+    ``throttle_factor``) or ``none`` (temperatures recorded only)."""
+    hysteresis_c: float = 2.0
+    """A suspended or throttled node resumes at ``t_thresh - hysteresis_c``."""
+    throttle_factor: float = 0.5
+    """Speed and dynamic power of a throttled node's jobs (0 < f < 1)."""
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -151,6 +162,17 @@ class ThermalParams:
                 "t_thresh",
                 self.t_thresh,
                 f"must be above the supply temperature t_sup = {self.t_sup}",
+            )
+
+        if self.on_overheat not in OVERHEAT_MODES:
+            raise ThermalModelError(
+                src, "on_overheat", self.on_overheat, f"must be one of {', '.join(OVERHEAT_MODES)}"
+            )
+        if not (math.isfinite(self.hysteresis_c) and self.hysteresis_c > 0):
+            raise ThermalModelError(src, "hysteresis_c", self.hysteresis_c, "must be > 0")
+        if not (math.isfinite(self.throttle_factor) and 0 < self.throttle_factor < 1):
+            raise ThermalModelError(
+                src, "throttle_factor", self.throttle_factor, "must be between 0 and 1 (excluded)"
             )
 
     @property
@@ -203,7 +225,19 @@ class ThermalParams:
         )
 
 
-_TOP_KEYS = {"t_sup", "t_thresh", "r", "c", "nodes", "d", "rows", "node"}
+_TOP_KEYS = {
+    "t_sup",
+    "t_thresh",
+    "r",
+    "c",
+    "nodes",
+    "d",
+    "rows",
+    "node",
+    "on_overheat",
+    "hysteresis_c",
+    "throttle_factor",
+}
 
 
 def params_from_toml(text: str, source: str, names: Sequence[str] | None = None) -> ThermalParams:
@@ -211,7 +245,9 @@ def params_from_toml(text: str, source: str, names: Sequence[str] | None = None)
 
     Keys: ``t_sup``, ``t_thresh`` (C); ``r`` (C/W) and ``c`` (J/C) for every node; ``nodes`` (the
     node order, else ``names``); optional ``d`` (N x N, C/W; default: two rows of racks,
-    ``rows`` to change the number of rows); ``[node.NAME]`` tables with ``r`` / ``c`` per node.
+    ``rows`` to change the number of rows); ``[node.NAME]`` tables with ``r`` / ``c`` per node;
+    for the simulated cluster ``on_overheat`` (``suspend``, ``throttle``, ``none``),
+    ``hysteresis_c`` and ``throttle_factor`` (:class:`ThermalParams`).
     """
     try:
         doc = tomllib.loads(text)
@@ -252,7 +288,15 @@ def params_from_toml(text: str, source: str, names: Sequence[str] | None = None)
                 raise ThermalModelError(source, field, v, "must be a finite number > 0")
             vals.append(float(v))
         arrays[key] = np.array(vals)
-    for key, dflt in (("t_sup", 20.0), ("t_thresh", 100.0)):
+    mode = doc.get("on_overheat", "suspend")
+    if not isinstance(mode, str):
+        raise ThermalModelError(source, "on_overheat", mode, f"must be one of {OVERHEAT_MODES}")
+    for key, dflt in (
+        ("t_sup", 20.0),
+        ("t_thresh", 100.0),
+        ("hysteresis_c", 2.0),
+        ("throttle_factor", 0.5),
+    ):
         v = doc.get(key, dflt)
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise ThermalModelError(source, key, v, "must be a number")
@@ -275,4 +319,7 @@ def params_from_toml(text: str, source: str, names: Sequence[str] | None = None)
         float(doc.get("t_sup", 20.0)),
         float(doc.get("t_thresh", 100.0)),
         source,
+        mode,
+        float(doc.get("hysteresis_c", 2.0)),
+        float(doc.get("throttle_factor", 0.5)),
     )

@@ -59,9 +59,11 @@ def _runs(cluster: SimulatedCluster) -> list[Executed]:
     ]
 
 
-def _replay(tmp_path: Path, dispatcher: str, seed: int, guard: bool) -> ThermalSimulatedCluster:
+def _replay(
+    tmp_path: Path, dispatcher: str, seed: int, guard: bool, mode: str = "suspend"
+) -> ThermalSimulatedCluster:
     f = tmp_path / "thermal.toml"
-    f.write_text(THERMAL)
+    f.write_text(THERMAL + f'on_overheat = "{mode}"\n')
     nodes, jobs = _nodes(), _jobs(seed)
     from wattsched.scheduler.model import PowerCap
 
@@ -83,9 +85,10 @@ def test_guard_never_passes_the_threshold(tmp_path: Path, dispatcher: str, seed:
     assert guarded.tracker.violations == 0
     assert guarded.tracker.max_t.max() <= params.t_thresh + 1e-6
     assert validate_thermal(_nodes(), _runs(guarded), params) == []
-    # the same workload without the guard does pass it (the test has teeth), and the
-    # independent validator sees it too
-    free = _replay(tmp_path, dispatcher, seed, guard=False)
+    assert guarded.slow_events == 0  # the guard leaves nothing to suspend
+    # the same workload without the guard (nor suspension) does pass it (the test has teeth),
+    # and the independent validator sees it too
+    free = _replay(tmp_path, dispatcher, seed, guard=False, mode="none")
     assert free.tracker is not None and free.tracker.violations > 0
     assert validate_thermal(_nodes(), _runs(free), params) != []
 
@@ -97,9 +100,11 @@ def test_tracker_matches_the_validator_temperatures(tmp_path: Path) -> None:
     # a lower threshold the tracker's maximum passes: the validator agrees on the maximum
     hot = float(cluster.tracker.max_t.max())
     low = ThermalParams(params.names, params.r, params.c, params.d, params.t_sup, hot - 0.01)
-    assert validate_thermal(_nodes(), _runs(cluster), low) != []
+    slowed = cluster.slow_intervals()
+    assert slowed  # this replay suspends nodes: the validator follows the pauses
+    assert validate_thermal(_nodes(), _runs(cluster), low, slowed=slowed) != []
     high = ThermalParams(params.names, params.r, params.c, params.d, params.t_sup, hot + 0.01)
-    assert validate_thermal(_nodes(), _runs(cluster), high) == []
+    assert validate_thermal(_nodes(), _runs(cluster), high, slowed=slowed) == []
 
 
 def test_simulate_cli_thermal_outputs(shared_data: Path, tmp_path: Path) -> None:
@@ -121,9 +126,10 @@ def test_simulate_cli_thermal_outputs(shared_data: Path, tmp_path: Path) -> None
     m = json.loads((tmp_path / "m.json").read_text())
     th = m["thermal"]
     assert th["guard"] is True and th["threshold_violations"] == 0
+    assert th["on_overheat"] == "suspend" and th["suspend_events"] == 0
     assert th["max_outlet_c"] <= 60.0 + 1e-6 and th["mean_outlet_c"] > 20.0
     rows = list(csv.DictReader((tmp_path / "p.csv").open()))
-    assert "max_outlet_c" in rows[0]
+    assert {"max_outlet_c", "suspended_nodes", "throttled_nodes"} <= set(rows[0])
     assert max(float(r["max_outlet_c"]) for r in rows) <= 60.0 + 1e-6
     assert (tmp_path / "p.thermal.png").read_bytes()[:4] == b"\x89PNG"
 
