@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
+from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.retime import ended_early, retime
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
@@ -122,6 +123,8 @@ class HybridDispatcher(Dispatcher):
         self.total_budget_s = total if mode == "offline" else math.inf
         self.spent_s = 0.0
         self.replans = 0
+        self.fallbacks = 0
+        """Reused plans replaced by PRB's (:meth:`_prb_if_better`)."""
         self.on_replan: Callable[[ReplanReport], None] | None = None
         """Called after each re-plan (the CLI prints a progress line); None: silent."""
         self.full_plan = full_plan
@@ -265,6 +268,9 @@ class HybridDispatcher(Dispatcher):
                 snap, self._schedule, self._walltime, self._running_ends
             ):
                 return self._retimed(snap)
+            fallback = self._prb_if_better(snap)
+            if fallback is not None:
+                return fallback
             reused = self._checked(snap, self._select(snap, kept))
             return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
@@ -300,6 +306,27 @@ class HybridDispatcher(Dispatcher):
                 selected = (*now, *later) if self.full_plan else now
             else:
                 selected = filled
+        return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _prb_if_better(self, snap: Snapshot) -> Plan | None:
+        """The guaranteed fallback on a reused plan: the stored plan's queued jobs mapped again
+        from the cluster as it is (its starts as release times; or as stored, if better) against
+        PRB's order decoded by the same mapper on the same state; when PRB's is better the plan
+        becomes PRB's (a
+        search's plan is never worse than PRB's when made, :func:`.search.hybrid_search`)."""
+        rest = sorted(snap.queued, key=lambda j: (self._schedule[j.id].start, j.id))
+        release = {j.id: max(self._schedule[j.id].start, snap.time) for j in rest}
+        planned = map_schedule(snap, self.cache, rest, release=release, source="plan",
+                               wake_on_release=True)  # fmt: skip
+        as_stored = weighted_queue_time(snap.queued, release, snap.max_ewt())
+        prb = map_schedule(snap, self.cache, prb_order(snap.queued), release=None, source="prb")
+        if not prb.objective < min(planned.objective, as_stored) - 1e-9:
+            return None
+        self.fallbacks += 1
+        self._remember(snap, prb.assignments)
+        selected = self._checked(snap, self._select(snap, prb.assignments))
+        extra: dict[str, float | int | str] = {"plan_objective": min(planned.objective, as_stored)}
+        stats = SolverStats(status="prb_fallback", objective=prb.objective, extra=extra)
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _learn_runtimes(self, snap: Snapshot) -> None:
