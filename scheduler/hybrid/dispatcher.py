@@ -30,8 +30,7 @@ from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
-from wattsched.scheduler.hybrid.problem import weighted_queue_time
-from wattsched.scheduler.hybrid.retime import ended_early, retime
+from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
@@ -309,23 +308,16 @@ class HybridDispatcher(Dispatcher):
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _prb_if_better(self, snap: Snapshot) -> Plan | None:
-        """The guaranteed fallback on a reused plan: the stored plan's queued jobs mapped again
-        from the cluster as it is (its starts as release times; or as stored, if better) against
-        PRB's order decoded by the same mapper on the same state; when PRB's is better the plan
-        becomes PRB's (a
-        search's plan is never worse than PRB's when made, :func:`.search.hybrid_search`)."""
-        rest = sorted(snap.queued, key=lambda j: (self._schedule[j.id].start, j.id))
-        release = {j.id: max(self._schedule[j.id].start, snap.time) for j in rest}
-        planned = map_schedule(snap, self.cache, rest, release=release, source="plan",
-                               wake_on_release=True)  # fmt: skip
-        as_stored = weighted_queue_time(snap.queued, release, snap.max_ewt())
-        prb = map_schedule(snap, self.cache, prb_order(snap.queued), release=None, source="prb")
-        if not prb.objective < min(planned.objective, as_stored) - 1e-9:
+        """The fallback on a reused plan (:func:`.retime.prb_if_better`): PRB's plan, stored,
+        when it beats the stored plan from the cluster as it is; else None."""
+        found = prb_if_better(snap, self.cache, self._schedule)
+        if found is None:
             return None
+        prb, planned = found
         self.fallbacks += 1
         self._remember(snap, prb.assignments)
         selected = self._checked(snap, self._select(snap, prb.assignments))
-        extra: dict[str, float | int | str] = {"plan_objective": min(planned.objective, as_stored)}
+        extra: dict[str, float | int | str] = {"plan_objective": planned}
         stats = SolverStats(status="prb_fallback", objective=prb.objective, extra=extra)
         return Plan(snap.time, selected, stats, self._wake(snap))
 
