@@ -1,15 +1,16 @@
 """The markdown summary and plots of ``bench/hybrid_eurora.py``'s JSON results.
 
-Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]``: the
-rows of every file together (e.g. a run per protocol or cap range, made on a shared machine
-in parts), written as ``<first stem>.md`` and ``<first stem>_ratios.png`` beside the first.
+Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]
+[--before OLD.json,...] [--name STEM]``: the rows of every file together (e.g. a run per
+protocol or cap range, made on a shared machine in parts), written as ``<STEM>.md`` and
+``<STEM>_ratios.png`` beside the first (default: its stem). ``--before``: results of an
+earlier search, compared row by row (same instance, protocol and cap) with these.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,35 @@ def _source(r: dict[str, Any]) -> str:
     return "".join(ch for ch in src if not ch.isdigit()) or "prb"
 
 
-def report(path: Path, *more: Path) -> str:
+def _before(rows: list[dict[str, Any]], before: list[Path]) -> list[str]:
+    """Ratios of these rows against the same rows (instance, protocol, cap) in ``before``."""
+    import json
+
+    def key(r: dict[str, Any]) -> tuple[str, str, int]:
+        return (r["instance"], r["protocol"], r["cap_idx"])
+
+    old = {key(r): r for p in before for r in json.loads(p.read_text())["offline"]}
+    lines = ["", "## Against the previous search (same rows)", "",
+             "| protocol | rows | median ratio before | median ratio now | better now | "
+             "worse now | rows < 1 before | rows < 1 now |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for proto in sorted({r["protocol"] for r in rows}):
+        pairs = [(old[key(r)]["ratio"], r["ratio"]) for r in rows
+                 if r["protocol"] == proto and key(r) in old]  # fmt: skip
+        if not pairs:
+            continue
+        lines.append(
+            f"| {proto} | {len(pairs)} | {_med([a for a, _ in pairs]):.3f} | "
+            f"{_med([b for _, b in pairs]):.3f} | {sum(b > a + 1e-9 for a, b in pairs)} | "
+            f"{sum(b < a - 1e-9 for a, b in pairs)} | {sum(a < 1 - 1e-9 for a, _ in pairs)} | "
+            f"{sum(b < 1 - 1e-9 for _, b in pairs)} |"
+        )
+    return lines
+
+
+def report(
+    path: Path, *more: Path, before: list[Path] | None = None, name: str | None = None
+) -> str:
     import json
 
     parts = [json.loads(p.read_text()) for p in (path, *more)]
@@ -93,7 +122,8 @@ def report(path: Path, *more: Path) -> str:
         "- winning source of the first search: "
         + ", ".join(f"{s} {c}" for s, c in src.most_common())
         + " (`prb`; `wspt`/`wsdf`/`wsef` orderings; `restart`/`swap` the priority-list local "
-        "search; `cpN-mapper`/`cpN-list` a CP solution; `lnsN` a CP window move).",
+        "search; `cpN-mapper`/`cpN-list` a CP solution; `lnscN` an LNS move on the CP from a "
+        "conflict set, `lnswN` from a window; `-list` decoded as a priority list).",
     ]
     onl = data.get("online") or []
     if onl:
@@ -131,9 +161,12 @@ def report(path: Path, *more: Path) -> str:
         "predictions, or PRB's weight-first order with the search only reordering within a "
         "queue), since the first decision, made on walltimes, is where the hybrid loses.",
     ]
+    if before:
+        lines += _before(rows, before)
     text = "\n".join(lines) + "\n"
-    path.with_suffix(".md").write_text(text)
-    _plots(rows, path)
+    out = path.with_name(name or path.stem)
+    out.with_suffix(".md").write_text(text)
+    _plots(rows, out)
     return text
 
 
@@ -167,4 +200,11 @@ def _plots(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    print(report(*(Path(a) for a in sys.argv[1:])))
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("results", nargs="+", type=Path)
+    ap.add_argument("--before", type=lambda s: [Path(x) for x in s.split(",")], default=[])
+    ap.add_argument("--name", default=None)
+    a = ap.parse_args()
+    print(report(*a.results, before=a.before, name=a.name))

@@ -13,10 +13,10 @@ so a replay with runtime = walltime (the paper's protocol) plans once; after ear
 re-timed by list scheduling (:mod:`.retime`), not searched again. Each plan publishes its
 next planned start (``Plan.wake_at``) so that the cycle runs then.
 
-In both modes the last full schedule is kept: while the cluster evolves exactly as planned
-(the jobs started when planned, nothing arrived, no job ended before its end estimate, same
-nodes and cap), the next cycles follow it instead of searching again. Any change triggers a
-new search. The dispatcher never raises on a solver outcome: the PRB plan is the fallback.
+In both modes the last full schedule is kept: while the cluster evolves as planned, the next
+cycles follow it instead of searching again, unless PRB's order from the cluster as it is
+beats it (then PRB's is the plan: :func:`.retime.prb_if_better`). Any change triggers a new
+search. The dispatcher never raises on a solver outcome: the PRB plan is the fallback.
 """
 
 from __future__ import annotations
