@@ -52,6 +52,29 @@ def _before(rows: list[dict[str, Any]], before: list[Path]) -> list[str]:
     return lines
 
 
+def _ablation(path: Path) -> list[str]:
+    """The variants of ``bench/hybrid_search_ablation.py``: one search each, same budget."""
+    import json
+
+    d = json.loads(path.read_text())
+    rows = d["rows"]
+    names = [k for k in rows[0] if isinstance(rows[0][k], dict) and "ratio" in rows[0][k]]
+    lines = ["", f"## Search ablation (`{path.name}`: one time-0 search per row, runtime = "
+             f"walltime, same budget; load {d['loadavg'][0]:.1f}; `{d['command']}`)", "",
+             "| variant | rows | median ratio | mean ratio | better than the first | worse | "
+             "won by the CP or LNS |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    first = names[0]
+    for n in names:
+        rs = [r[n]["ratio"] for r in rows]
+        lines.append(
+            f"| {n} | {len(rs)} | {_med(rs):.3f} | {statistics.fmean(rs):.3f} | "
+            f"{sum(r[n]['ratio'] > r[first]['ratio'] + 1e-9 for r in rows)} | "
+            f"{sum(r[n]['ratio'] < r[first]['ratio'] - 1e-9 for r in rows)} | "
+            f"{sum(str(r[n]['source']).startswith(('cp', 'lns')) for r in rows)} |"
+        )
+    return lines
+
+
 def report(
     path: Path, *more: Path, before: list[Path] | None = None, name: str | None = None
 ) -> str:
@@ -166,6 +189,16 @@ def report(
     ]
     if before:
         lines += _before(rows, before)
+        lines += [
+            "",
+            "The previous search's runs were made at a higher load (see the headers of "
+            "the `hybrid_eurora_prev*.json` files: load 10-13 against 2-5 here), so "
+            "this comparison mixes the LNS with more CPU per wall second; the equal-budget "
+            "ablation below isolates the LNS.",
+        ]
+    abl = path.with_name("hybrid_search_ablation.json")
+    if abl.exists():
+        lines += _ablation(abl)
     text = "\n".join(lines) + "\n"
     out = path.with_name(name or path.stem)
     out.with_suffix(".md").write_text(text)
