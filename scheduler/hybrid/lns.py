@@ -59,8 +59,9 @@ def conflict_neighbourhood(
 
     The instants are the jobs' pooled starts; at each, the load of every pooled resource
     (waiting jobs running then, running jobs, cap dips left out) over its capacity; an
-    instant is drawn among the most loaded quarter, its binding resource is the most loaded
-    one, the conflict set the jobs running then with a demand on it. The window adds the
+    instant is drawn among the most loaded quarter of those at which two jobs or more run, its
+    binding resource is the most loaded one, the conflict set the jobs running then with a
+    demand on it (all the jobs running then, if fewer than two have one). The window adds the
     jobs that start next (in start order) up to ``size`` jobs in all.
     """
     n = len(problem.jobs)
@@ -80,10 +81,14 @@ def conflict_neighbourhood(
         usable[POWER] = False
     ratio = np.where(usable[None, :], load / np.where(cap > 0, cap, 1.0)[None, :], 0.0)
     crowd = ratio.max(axis=1)
-    top = np.argsort(-crowd, kind="stable")[: max(1, len(times) // 4)]
+    shared = on.sum(axis=1) >= 2  # instants at which jobs run together (a conflict is possible)
+    pool = np.flatnonzero(shared) if shared.any() else np.arange(len(times))
+    top = pool[np.argsort(-crowd[pool], kind="stable")][: max(1, len(pool) // 4)]
     k = int(rng.choice(top))
     res = int(ratio[k].argmax())
     members = [i for i in np.flatnonzero(on[k]) if dem[i, res] > 0]
+    if len(members) < 2:  # one job alone on the binding resource: all that run then
+        members = list(np.flatnonzero(on[k]))
     rng.shuffle(members)
     chosen = set(int(i) for i in members[: max(2, (2 * size) // 3)])
     by_start = sorted(range(n), key=lambda i: (starts[i], i))

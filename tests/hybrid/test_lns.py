@@ -35,7 +35,7 @@ def _problem(snap: Snapshot, cache: StateCache) -> tuple[PooledProblem, MappedSc
     return problem, prb
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 1000),
     n_jobs=st.integers(12, 40),
