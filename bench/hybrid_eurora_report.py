@@ -1,15 +1,16 @@
 """The markdown summary and plots of ``bench/hybrid_eurora.py``'s JSON results.
 
-Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]``: the
-rows of every file together (e.g. a run per protocol or cap range, made on a shared machine
-in parts), written as ``<first stem>.md`` and ``<first stem>_ratios.png`` beside the first.
+Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]
+[--before OLD.json,...] [--name STEM]``: the rows of every file together (e.g. a run per
+protocol or cap range, made on a shared machine in parts), written as ``<STEM>.md`` and
+``<STEM>_ratios.png`` beside the first (default: its stem). ``--before``: results of an
+earlier search, compared row by row (same instance, protocol and cap) with these.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,58 @@ def _source(r: dict[str, Any]) -> str:
     return "".join(ch for ch in src if not ch.isdigit()) or "prb"
 
 
-def report(path: Path, *more: Path) -> str:
+def _before(rows: list[dict[str, Any]], before: list[Path]) -> list[str]:
+    """Ratios of these rows against the same rows (instance, protocol, cap) in ``before``."""
+    import json
+
+    def key(r: dict[str, Any]) -> tuple[str, str, int]:
+        return (r["instance"], r["protocol"], r["cap_idx"])
+
+    old = {key(r): r for p in before for r in json.loads(p.read_text())["offline"]}
+    lines = ["", "## Against the previous search (same rows)", "",
+             "| protocol | rows | median ratio before | median ratio now | better now | "
+             "worse now | rows < 1 before | rows < 1 now |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for proto in sorted({r["protocol"] for r in rows}):
+        pairs = [(old[key(r)]["ratio"], r["ratio"]) for r in rows
+                 if r["protocol"] == proto and key(r) in old]  # fmt: skip
+        if not pairs:
+            continue
+        lines.append(
+            f"| {proto} | {len(pairs)} | {_med([a for a, _ in pairs]):.3f} | "
+            f"{_med([b for _, b in pairs]):.3f} | {sum(b > a + 1e-9 for a, b in pairs)} | "
+            f"{sum(b < a - 1e-9 for a, b in pairs)} | {sum(a < 1 - 1e-9 for a, _ in pairs)} | "
+            f"{sum(b < 1 - 1e-9 for _, b in pairs)} |"
+        )
+    return lines
+
+
+def _ablation(path: Path) -> list[str]:
+    """The variants of ``bench/hybrid_search_ablation.py``: one search each, same budget."""
+    import json
+
+    d = json.loads(path.read_text())
+    rows = d["rows"]
+    names = [k for k in rows[0] if isinstance(rows[0][k], dict) and "ratio" in rows[0][k]]
+    lines = ["", f"## Search ablation (`{path.name}`: one time-0 search per row, runtime = "
+             f"walltime, same budget; load {d['loadavg'][0]:.1f}; `{d['command']}`)", "",
+             "| variant | rows | median ratio | mean ratio | better than the first | worse | "
+             "won by the CP or LNS |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    first = names[0]
+    for n in names:
+        rs = [r[n]["ratio"] for r in rows]
+        lines.append(
+            f"| {n} | {len(rs)} | {_med(rs):.3f} | {statistics.fmean(rs):.3f} | "
+            f"{sum(r[n]['ratio'] > r[first]['ratio'] + 1e-9 for r in rows)} | "
+            f"{sum(r[n]['ratio'] < r[first]['ratio'] - 1e-9 for r in rows)} | "
+            f"{sum(str(r[n]['source']).startswith(('cp', 'lns')) for r in rows)} |"
+        )
+    return lines
+
+
+def report(
+    path: Path, *more: Path, before: list[Path] | None = None, name: str | None = None
+) -> str:
     import json
 
     parts = [json.loads(p.read_text()) for p in (path, *more)]
@@ -86,14 +138,18 @@ def report(path: Path, *more: Path) -> str:
     viol = sum(r[n]["cap_violation_s"] + r[n]["start_errors"] for r in rows for n in ("prb",
                "hybrid"))  # fmt: skip
     src = Counter(_source(r) for r in rows)
+    cp = sum(c for k, c in src.items() if k.startswith(("cp", "lns")))
     lines += [
+        f"- the CP (a whole-model solve or an LNS move on it) is the winning source in {cp} "
+        f"of {len(rows)} first searches (target: most).",
         f"- planning time per plan (max over every cycle of every replay): "
         f"{max((r['hybrid']['plan_s_max'] for r in rows), default=0):.1f} s (target <= 10 s).",
         f"- seconds above the cap + refused starts over all replays: {viol}.",
         "- winning source of the first search: "
         + ", ".join(f"{s} {c}" for s, c in src.most_common())
         + " (`prb`; `wspt`/`wsdf`/`wsef` orderings; `restart`/`swap` the priority-list local "
-        "search; `cpN-mapper`/`cpN-list` a CP solution; `lnsN` a CP window move).",
+        "search; `cpN-mapper`/`cpN-list` a CP solution; `lnscN` an LNS move on the CP from a "
+        "conflict set, `lnswN` from a window; `-list` decoded as a priority list).",
     ]
     onl = data.get("online") or []
     if onl:
@@ -114,26 +170,39 @@ def report(path: Path, *more: Path) -> str:
         "",
         "## Notes",
         "",
-        "- The runs were split to fit a shared 2-core machine (load 9-13): every 200-job "
-        "instance at the tightest third of the caps with runtime = walltime; 12 instances (4 "
-        "per set) with real runtimes; 3 instances across the looser caps. The wall-clock "
-        "budgets (offline 6 s a replay, the first search 60 % of it) bought less search than "
-        "on an idle machine.",
+        "- The runs were split to fit a shared 2-core machine (see each file's load above): "
+        "12 instances (4 per set) at the tightest third of the caps in both protocols, the "
+        "other 200-job instances there with runtime = walltime, 3 instances across the looser "
+        "caps. Offline budget 6 s a replay (the first search 60 % of it): a busy machine buys "
+        "less search than an idle one.",
         "- The 'PRB / bound' figure is an upper limit on any schedule's gain: the bounds are "
-        "relaxations (fluid, time-indexed LP) and the hybrid's own gap (1.6-1.7 at the "
-        "tightest caps, runtime = walltime) says they are loose; how much better is possible "
-        "is unknown.",
-        "- Targets missed: 1.3 at the tightest third (1.19 on walltimes, 1.00 on real "
-        "runtimes) and 'never below 1' on real runtimes. What might get there: a search on "
-        "the real mapper itself (LNS that re-sequences windows of the incumbent's list with "
-        "the real mapper as the decoder, the CP only proposing orders); more budget on an "
-        "idle machine; and for real runtimes a plan that does not trust walltimes (runtime "
-        "predictions, or PRB's weight-first order with the search only reordering within a "
-        "queue), since the first decision, made on walltimes, is where the hybrid loses.",
+        "relaxations (fluid, time-indexed LP) and the hybrid's own gap says they are loose; "
+        "how much better is possible is unknown.",
+        "- Real runtimes: each replay searches once, at time 0, on walltimes; from the first "
+        "early end on, every cycle re-times in PRB's order (`retimed`) or follows a plan that "
+        "PRB's order from the same state does not beat (the fallback, `prb_fallback`). So "
+        "the hybrid differs from PRB only by what it starts before the first early end, and "
+        "that first decision, made on walltimes, is where it loses (e.g. "
+        "hist_200_20140402_154720 at cap 0: PRB starts 7 jobs at time 0, the hybrid's plan, "
+        "better on walltimes, 1 big one; ratio 0.95). A fallback at decision time cannot "
+        "remove that loss without knowing the runtimes.",
     ]
+    if before:
+        lines += _before(rows, before)
+        lines += [
+            "",
+            "The previous search's runs were made at a higher load (see the headers of "
+            "the `hybrid_eurora_prev*.json` files: load 10-13 against 2-5 here), so "
+            "this comparison mixes the LNS with more CPU per wall second; the equal-budget "
+            "ablation below isolates the LNS.",
+        ]
+    abl = path.with_name("hybrid_search_ablation.json")
+    if abl.exists():
+        lines += _ablation(abl)
     text = "\n".join(lines) + "\n"
-    path.with_suffix(".md").write_text(text)
-    _plots(rows, path)
+    out = path.with_name(name or path.stem)
+    out.with_suffix(".md").write_text(text)
+    _plots(rows, out)
     return text
 
 
@@ -167,4 +236,11 @@ def _plots(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    print(report(*(Path(a) for a in sys.argv[1:])))
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("results", nargs="+", type=Path)
+    ap.add_argument("--before", type=lambda s: [Path(x) for x in s.split(",")], default=[])
+    ap.add_argument("--name", default=None)
+    a = ap.parse_args()
+    print(report(*a.results, before=a.before, name=a.name))

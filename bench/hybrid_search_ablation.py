@@ -2,9 +2,10 @@
 
 One search (``hybrid_search``) from the time-0 snapshot (runtime = walltime, 32 nodes) per
 (instance, cap, variant); the best real objective, its source, the CP status and the gap to
-the valid bound. Variants: the old search (PRB-order decision strategy, 2 workers, 1.8 s, no
-local search), the new one (8-worker portfolio, priority-list local search, 5 s), and the new
-one without local search, without CP (local search only), without feedback.
+the valid bound. Variants: the search without LNS (its CP solves take what the local search
+leaves: the search of the previous bench), with LNS on rolling windows only, with LNS from
+conflict sets (:mod:`wattsched.scheduler.hybrid.lns`, the default), and the local search
+alone; each within the same 5 s budget.
 
 Usage: ``.venv/bin/python bench/hybrid_search_ablation.py [--instances A,B] [--caps 0,1]``.
 """
@@ -30,13 +31,10 @@ from wattsched.scheduler.model import PowerCap, Snapshot
 NEW = SearchParams(budget_s=5.0, time_limit_s=5.0, workers=8, iterations=6,
                    retry_on_timeout=False, lns=True, lower_bound="none")  # fmt: skip
 VARIANTS = {
-    "old": replace(
-        NEW, budget_s=1.8, time_limit_s=0.8, workers=2, local_search=0.0, fixed_order=True
-    ),
-    "new": NEW,
-    "new-no-ls": replace(NEW, local_search=0.0),
+    "no-lns": replace(NEW, lns=False),
+    "lns-window": replace(NEW, lns_conflicts=False),
+    "lns-conflict": NEW,
     "ls-only": replace(NEW, local_search=0.99, lns=False),
-    "new-no-fb": replace(NEW, feedback=False, iterations=1),
 }
 
 
@@ -45,6 +43,7 @@ def main() -> None:
     ap.add_argument("--instances", type=lambda s: s.split(","), default=[])
     ap.add_argument("--caps", type=lambda s: [int(x) for x in s.split(",")], default=[0, 1])
     ap.add_argument("--count", type=int, default=4)
+    ap.add_argument("--budget", type=float, default=5.0)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = ap.parse_args()
     rows = []
@@ -59,6 +58,7 @@ def main() -> None:
             lb = max(fluid_bound(snap), lp_bound(snap, slots=120, horizon=span) or 0.0)
             row = {"instance": f.name, "cap_idx": k, "cap_w": caps[k], "bound": lb}
             for name, params in VARIANTS.items():
+                params = replace(params, budget_s=args.budget, time_limit_s=args.budget)
                 out = hybrid_search(snap, StateCache(), params)
                 row[name] = {
                     "objective": out.best.objective,

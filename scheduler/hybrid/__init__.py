@@ -26,9 +26,9 @@ __all__ = [
     "solver_summary",
 ]
 
-NOT_SEARCHED = frozenset({"idle", "reused", "retimed"})
+NOT_SEARCHED = frozenset({"idle", "reused", "retimed", "prb_fallback"})
 """Statuses of cycles that ran no search (nothing queued, following the last plan, or
-re-timing it after early ends)."""
+re-timing it after early ends, or replacing it by PRB's when PRB's is better)."""
 
 
 def _hybrid(**params: Any) -> HybridDispatcher:
@@ -71,6 +71,7 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         "searches": len(searched),
         "reused": sum(1 for s in stats if s.status == "reused"),
         "retimed": sum(1 for s in stats if s.status == "retimed"),
+        "prb_fallback": sum(1 for s in stats if s.status == "prb_fallback"),
         "status": dict(Counter(s.status for s in searched)),
         "seconds_total": round(sum(secs), 4),
         "seconds_mean": round(statistics.fmean(secs), 4) if secs else 0.0,

@@ -13,10 +13,10 @@ so a replay with runtime = walltime (the paper's protocol) plans once; after ear
 re-timed by list scheduling (:mod:`.retime`), not searched again. Each plan publishes its
 next planned start (``Plan.wake_at``) so that the cycle runs then.
 
-In both modes the last full schedule is kept: while the cluster evolves exactly as planned
-(the jobs started when planned, nothing arrived, no job ended before its end estimate, same
-nodes and cap), the next cycles follow it instead of searching again. Any change triggers a
-new search. The dispatcher never raises on a solver outcome: the PRB plan is the fallback.
+In both modes the last full schedule is kept: while the cluster evolves as planned, the next
+cycles follow it instead of searching again, unless PRB's order from the cluster as it is
+beats it (then PRB's is the plan: :func:`.retime.prb_if_better`). Any change triggers a new
+search. The dispatcher never raises on a solver outcome: the PRB plan is the fallback.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
-from wattsched.scheduler.hybrid.retime import ended_early, retime
+from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
@@ -122,6 +122,8 @@ class HybridDispatcher(Dispatcher):
         self.total_budget_s = total if mode == "offline" else math.inf
         self.spent_s = 0.0
         self.replans = 0
+        self.fallbacks = 0
+        """Reused plans replaced by PRB's (:meth:`_prb_if_better`)."""
         self.on_replan: Callable[[ReplanReport], None] | None = None
         """Called after each re-plan (the CLI prints a progress line); None: silent."""
         self.full_plan = full_plan
@@ -265,6 +267,9 @@ class HybridDispatcher(Dispatcher):
                 snap, self._schedule, self._walltime, self._running_ends
             ):
                 return self._retimed(snap)
+            fallback = self._prb_if_better(snap)
+            if fallback is not None:
+                return fallback
             reused = self._checked(snap, self._select(snap, kept))
             return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
@@ -300,6 +305,20 @@ class HybridDispatcher(Dispatcher):
                 selected = (*now, *later) if self.full_plan else now
             else:
                 selected = filled
+        return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _prb_if_better(self, snap: Snapshot) -> Plan | None:
+        """The fallback on a reused plan (:func:`.retime.prb_if_better`): PRB's plan, stored,
+        when it beats the stored plan from the cluster as it is; else None."""
+        found = prb_if_better(snap, self.cache, self._schedule)
+        if found is None:
+            return None
+        prb, planned = found
+        self.fallbacks += 1
+        self._remember(snap, prb.assignments)
+        selected = self._checked(snap, self._select(snap, prb.assignments))
+        extra: dict[str, float | int | str] = {"plan_objective": planned}
+        stats = SolverStats(status="prb_fallback", objective=prb.objective, extra=extra)
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _learn_runtimes(self, snap: Snapshot) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from wattsched.scheduler.dispatcher import prb_key, prb_order
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
+from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Assignment, Snapshot
 
@@ -48,6 +49,28 @@ def retime(
     if ratio < 1.0:
         return prb
     return plan if plan.objective <= prb.objective else prb
+
+
+def prb_if_better(
+    snap: Snapshot, cache: StateCache, schedule: Mapping[str, Assignment]
+) -> tuple[MappedSchedule, float] | None:
+    """PRB's schedule and the plan's objective when PRB's order beats the stored plan.
+
+    The guaranteed fallback (issue 16): the plan's queued jobs mapped again from the cluster
+    as it is (their planned starts as release times and events; or their stored starts as
+    they are, if that is better) against PRB's order decoded by the same mapper on the same
+    state. A search's plan is never worse than PRB's when it is made
+    (:func:`.search.hybrid_search` starts from it); this keeps it so at every later cycle
+    that follows the plan. Every queued job must be in ``schedule``.
+    """
+    rest = sorted(snap.queued, key=lambda j: (schedule[j.id].start, j.id))
+    release = {j.id: max(schedule[j.id].start, snap.time) for j in rest}
+    planned = map_schedule(snap, cache, rest, release=release, source="plan",
+                           wake_on_release=True)  # fmt: skip
+    as_stored = weighted_queue_time(rest, release, snap.max_ewt())
+    plan_obj = min(planned.objective, as_stored)
+    prb = map_schedule(snap, cache, prb_order(snap.queued), release=None, source="prb")
+    return (prb, plan_obj) if prb.objective < plan_obj - 1e-9 else None
 
 
 def _orders(

@@ -31,12 +31,12 @@ from collections.abc import Callable, Sequence
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.cpmodel import CpOutcome, Cut, solve_pooled
+from wattsched.scheduler.hybrid.lns import lns, pooled_starts
 from wattsched.scheduler.hybrid.localsearch import priority_search
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import (
     PooledProblem,
     build_problem,
-    pooled_list_schedule,
 )
 from wattsched.scheduler.hybrid.search_params import (
     SearchOutcome,
@@ -77,21 +77,6 @@ def _grain(params: SearchParams, span: int) -> int:
     if params.grain_s is not None:
         return params.grain_s
     return max(1, math.ceil(span / params.target_slots))
-
-
-def _hint(problem: PooledProblem, sched: MappedSchedule) -> list[int]:
-    """A pooled-feasible hint from a real schedule: pooled list scheduling in the order of
-    its starts (the rounded starts themselves may overlap on the grain)."""
-    raw = problem.starts_of(sched.assignments)
-    order = sorted(range(len(raw)), key=lambda i: (raw[i] if raw[i] is not None else 1 << 60, i))
-    starts = pooled_list_schedule(problem, order)
-    if starts is not None:
-        return starts
-    out = []
-    for i, s in enumerate(raw):
-        hi = problem.horizon - problem.duration[i]
-        out.append(min(max(problem.release[i], s if s is not None else hi), hi))
-    return out
 
 
 def hybrid_search(
@@ -166,13 +151,16 @@ def hybrid_search(
         rj.job.id: max(1, -(-(rj.end_estimate - snap.time) // grain)) for rj in snap.running
     }
     extra.update(grain_s=grain, horizon=problem.horizon)
-    hint = _hint(problem, best)
+    hint = pooled_starts(problem, best)
     obj_max = problem.pooled_objective(hint)
     limit = params.time_limit_s or params.timeout_policy.initial_s
+    use_lns = params.lns and params.budget_s is not None
+    # With LNS the whole-model solves get a share of what is left, the moves the rest.
+    cp_end = timer() + params.cp_share * (deadline - timer()) if use_lns else deadline
     last: CpOutcome | None = None
     max_iter = params.iterations if params.feedback else 1
     while iterations < max_iter:
-        remaining = deadline - timer() - reserve
+        remaining = cp_end - timer() - reserve
         if remaining <= 0.02:
             break
         try:
@@ -234,15 +222,18 @@ def hybrid_search(
             cuts.append(c)
         hint = list(out.starts)
         # Force improvement: below the pooled objective of the best real schedule.
-        obj_max = problem.pooled_objective(_hint(problem, best)) - 1
+        obj_max = problem.pooled_objective(pooled_starts(problem, best)) - 1
         if obj_max < 0:
             break
-    if params.lns and params.budget_s is not None and timer() < deadline - 0.1:
-        moves, wins, lns_s = _lns(
-            snap, cache, params, problem, doable, rank, deadline, timer, lambda: best, consider
-        )
-        extra.update(lns_moves=moves, lns_improvements=wins)
-        solver_s += lns_s
+    if use_lns and timer() < deadline - 0.1:
+        figures = lns(
+            snap, cache, problem, doable, rank, deadline=deadline, timer=timer,
+            incumbent=lambda: best, consider=consider, window=params.lns_window,
+            slice_s=params.lns_time_s, workers=params.workers, seed=params.seed,
+            conflicts=params.lns_conflicts,
+        )  # fmt: skip
+        extra.update(figures)
+        solver_s += float(figures["lns_solver_s"])
     if last is not None:
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves
@@ -253,79 +244,6 @@ def hybrid_search(
     return _finish(
         best, prb, history, cuts, status, bound, t_start, timer, solves, iterations, solver_s, extra
     )
-
-
-def _lns(
-    snap: Snapshot,
-    cache: StateCache,
-    params: SearchParams,
-    problem: PooledProblem,
-    jobs: Sequence[Job],
-    rank: dict[str, int],
-    deadline: float,
-    timer: Timer,
-    incumbent: Callable[[], MappedSchedule],
-    consider: Callable[[MappedSchedule], None],
-) -> tuple[int, int, float]:
-    """Large-neighbourhood moves: free a window of consecutive jobs (in the incumbent's start
-    order), pin the others at their pooled starts, let CP-SAT re-time the window, and map with
-    the window's CP starts and the others' real starts as release times. A move is kept when
-    the mapped real schedule beats the incumbent. Windows roll over the schedule, starting
-    from the earliest starts; stops after a whole pass without improvement. Returns (moves,
-    improvements, solver seconds).
-    """
-    n = len(problem.jobs)
-    idx = problem.index
-    w = max(2, min(params.lns_window, n))
-    moves = wins = 0
-    solver_s = 0.0
-    offset = 0
-    stale = 0
-    per_pass = max(1, math.ceil(n / max(1, w // 2)))
-    while timer() < deadline - 0.05 and stale < per_pass:
-        best = incumbent()
-        real = {a.job_id: a.start for a in best.assignments}
-        by_start = sorted(problem.jobs, key=lambda j: (real[j.id], rank[j.id]))
-        if offset >= n:
-            offset = 0
-        window = {idx[j.id] for j in by_start[offset : offset + w]}
-        offset += max(1, w // 2)
-        pooled = _hint(problem, best)
-        fixed = {i: pooled[i] for i in range(n) if i not in window}
-        try:
-            out = solve_pooled(
-                problem,
-                time_limit_s=min(params.lns_time_s, max(deadline - timer(), 1e-3)),
-                workers=params.workers,
-                hint=pooled,
-                fixed_starts=fixed,
-                seed=params.seed + moves,
-            )
-        except (RuntimeError, ValueError, IndexError, MemoryError) as exc:
-            log.warning("hybrid: CP-SAT failed in a move (%s)", exc)
-            break
-        moves += 1
-        solver_s += out.seconds
-        if out.starts is None:
-            stale += 1
-            continue
-        release = {
-            j.id: (problem.now + out.starts[i] * problem.grain) if i in window else real[j.id]
-            for i, j in enumerate(problem.jobs)
-        }
-        order = sorted(jobs, key=lambda j: (release[j.id], rank[j.id]))
-        before = best.objective
-        consider(
-            map_schedule(
-                snap, cache, order, release=release, source=f"lns{moves}", wake_on_release=True
-            )
-        )
-        if incumbent().objective < before - 1e-9:
-            wins += 1
-            stale = 0
-        else:
-            stale += 1
-    return moves, wins, solver_s
 
 
 def _valid_bound(

@@ -55,10 +55,15 @@ class SearchParams:
     """Also list-schedule under other priority orderings (cheap, real candidates)."""
     lns: bool = True
     """Spend what is left of the budget on large-neighbourhood moves (see :func:`_lns`)."""
-    lns_window: int = 24
-    """Jobs freed by one move (consecutive in the incumbent's start order)."""
-    lns_time_s: float = 0.2
+    lns_window: int = 32
+    """Jobs freed by one move (:mod:`.lns`)."""
+    lns_time_s: float = 0.15
     """Limit of one move's solve."""
+    lns_conflicts: bool = True
+    """Neighbourhoods from conflict sets (two moves in three); False: rolling windows only."""
+    cp_share: float = 0.2
+    """With LNS: share of the budget left after the local search for the whole-model CP
+    solves (feedback included); the moves get the rest."""
     seed: int = 0
     local_search: float = 0.5
     """Share of the budget left after the orderings spent on priority-list local search
@@ -90,6 +95,8 @@ class SearchParams:
             raise SearchParamError(
                 f"SearchParams: local_search={self.local_search!r} must be in [0, 1)"
             )
+        if not 0 < self.cp_share <= 1:
+            raise SearchParamError(f"SearchParams: cp_share={self.cp_share!r} must be in (0, 1]")
         if self.target_slots < 10:
             raise SearchParamError(f"SearchParams: target_slots={self.target_slots!r} >= 10")
 

@@ -55,13 +55,19 @@ def test_offline_replay_is_feasible_and_never_worse_than_prb(
     assert not cluster.unfinished()
     assert all(r.start is not None for r in cluster.records.values())
     # Runtimes equal walltimes here and every planned start falls on an event of the
-    # simulated cluster: the replay carries out the first plan exactly.
+    # simulated cluster: the replay carries out the first plan exactly, unless a later cycle
+    # found PRB's order better from where the plan had got to (then it is better still).
     assert disp.first is not None
     planned = {a.job_id: a.start for a in disp.first.assignments}
-    assert planned == {jid: r.start for jid, r in cluster.records.items()}
+    summary = solver_summary(result.solver_stats)
+    if summary["prb_fallback"] == 0:
+        assert planned == {jid: r.start for jid, r in cluster.records.items()}
+    assert (
+        _objective(cluster, jobs)
+        <= weighted_queue_time(jobs, planned, max(j.ewt for j in jobs)) + 1e-6
+    )
     # ... so it is never worse than PRB.
     assert _objective(cluster, jobs) <= _objective(base, jobs) + 1e-6
-    summary = solver_summary(result.solver_stats)
     assert summary["searches"] >= 1
     assert summary["cycles"] == result.cycles
 
