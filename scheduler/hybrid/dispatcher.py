@@ -27,6 +27,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
@@ -129,39 +130,24 @@ class HybridDispatcher(Dispatcher):
         self.full_plan = full_plan
         self.fill_now = (mode == "online") if fill_now is None else fill_now
         policy = offline_timeout_policy or TimeoutPolicy()
+        params = partial(
+            SearchParams, feedback=feedback, iterations=iterations, workers=workers,
+            grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
+            local_search=local_search,
+        )  # fmt: skip
         if mode == "offline":
-            self.params = SearchParams(
-                feedback=feedback,
-                iterations=iterations,
-                time_limit_s=time_limit_s,
-                budget_s=budget_s,
-                workers=workers,
-                grain_s=grain_s,
-                retry_on_timeout=True,
-                timeout_policy=policy,
-                orderings=orderings,
-                lns=feedback if lns is None else lns,
-                seed=seed,
-                lower_bound=lower_bound or "lp",
-                local_search=local_search,
-            )
+            self.params = params(
+                time_limit_s=time_limit_s, budget_s=budget_s, retry_on_timeout=True,
+                lns=feedback if lns is None else lns, lower_bound=lower_bound or "lp",
+            )  # fmt: skip
         else:
-            self.params = SearchParams(
-                feedback=feedback,
-                iterations=iterations,
+            # 10 % of the cycle kept for the fill and the plan's bookkeeping; the cycle budget
+            # goes to the CP solves (no LNS).
+            self.params = params(
                 time_limit_s=min(time_limit_s or cycle_budget_s, cycle_budget_s),
-                # 10 % of the cycle kept for the fill and the plan's bookkeeping.
-                budget_s=0.9 * cycle_budget_s,
-                workers=workers,
-                grain_s=grain_s,
-                retry_on_timeout=False,
-                timeout_policy=policy,
-                orderings=orderings,
-                lns=False,  # the cycle budget goes to the CP solves
-                seed=seed,
+                budget_s=0.9 * cycle_budget_s, retry_on_timeout=False, lns=False,
                 lower_bound=lower_bound or "fluid",
-                local_search=local_search,
-            )
+            )  # fmt: skip
         self._schedule: dict[str, Assignment] = {}
         self._expect: tuple[tuple[object, ...], ...] | None = None
         self._nodes: object = None
