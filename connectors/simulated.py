@@ -38,6 +38,7 @@ from wattsched.connectors.simulated_books import (
     seconds_above,
 )
 from wattsched.connectors.simulated_failures import PowerFailures
+from wattsched.connectors.simulated_queries import ReplayQueries
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
 
@@ -46,7 +47,7 @@ _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
 compares them millions of times in a replay)."""
 
 
-class SimulatedCluster(Connector):
+class SimulatedCluster(ReplayQueries, Connector):
     """A discrete-event cluster replaying ``jobs`` on ``nodes`` under ``cap``.
 
     ``offline=True`` submits every job at the start time (the papers' instance experiments).
@@ -242,8 +243,12 @@ class SimulatedCluster(Connector):
             ):
                 return False
             arrived, kinds = self._step(t)
-            if arrived or kinds - {_CAP} or self._queue:
+            if self._is_event(arrived, kinds):
                 return True
+
+    def _is_event(self, arrived: bool, kinds: set[int]) -> bool:
+        """Whether a step that saw ``arrived`` and event ``kinds`` calls for a cycle."""
+        return bool(arrived or kinds - {_CAP} or self._queue)
 
     def advance_to(self, t: int) -> None:
         """Apply every event up to time ``t`` and set the clock to ``t`` (wall-clock driving:
@@ -277,54 +282,9 @@ class SimulatedCluster(Connector):
         return arrived, kinds
 
     @property
-    def arrivals_seen(self) -> int:
-        """How many jobs have arrived so far (an index into the workload in submit order)."""
-        return self._next_arrival
-
-    def only_arrivals_since(self, changes: int, seen: int) -> list[Job] | None:
-        """The jobs arrived since ``(changes, arrivals_seen)`` if nothing else changed since
-        (cap steps are the caller's to check), else None."""
-        if changes != self.changes:
-            return None
-        return self._arrivals[seen : self._next_arrival]
-
-    def free_usable(self) -> list[int]:
-        """Free resources pooled over the nodes a job may start on now (on and available)."""
-        return list(self._pool)
-
-    @property
-    def power_failures(self) -> int:
-        """Power commands that failed (``power_failure_p``; they change nothing)."""
-        return self._failures.count if self._failures is not None else 0
-
-    @property
-    def pending_arrivals(self) -> int:
-        """How many jobs are still to arrive."""
-        return len(self._arrivals) - self._next_arrival
-
-    @property
-    def workload_size(self) -> int:
-        """How many jobs the workload holds."""
-        return len(self._arrivals)
-
-    @property
-    def queued(self) -> int:
-        """How many jobs wait."""
-        return len(self._queue)
-
-    @property
-    def running(self) -> int:
-        """How many jobs run."""
-        return len(self._running)
-
-    @property
     def power_now_w(self) -> float:
         """The IT power drawn now."""
         return self._static_w + self._busy_w
-
-    def unfinished(self) -> list[Job]:
-        """Jobs that never started (still queued at the end)."""
-        return list(self._queue.values())
 
     # -- internals -----------------------------------------------------------------------------
 

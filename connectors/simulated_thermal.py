@@ -36,7 +36,7 @@ from typing import TypeVar
 import numpy as np
 
 from wattsched.connectors.base import StartResult
-from wattsched.connectors.simulated import _CAP, _END, _WAKE, SimulatedCluster
+from wattsched.connectors.simulated import _CAP, _END, SimulatedCluster
 from wattsched.scheduler.model import Job, Node, PowerCap
 from wattsched.scheduler.thermal.model import FloatArray, ThermalModelError, ThermalParams
 from wattsched.scheduler.thermal.tracker import ThermalTracker
@@ -220,22 +220,10 @@ class ThermalSimulatedCluster(SimulatedCluster):
         self._plan_check()
         return False, set()
 
-    def advance(self) -> bool:
-        """:meth:`SimulatedCluster.advance`, where a thermal check that changed nothing does
-        not count as an event (no cycle for it)."""
-        while True:
-            t = self.next_event_time()
-            if t is None:
-                return False
-            if not self.has_pending_work() and all(
-                e[2] == _CAP or e[2] == _WAKE for e in self._events
-            ):
-                return False
-            arrived, kinds = self._step(t)
-            if arrived or kinds - {_CAP}:
-                return True
-            if self._queue and kinds:
-                return True
+    def _is_event(self, arrived: bool, kinds: set[int]) -> bool:
+        """As in :class:`SimulatedCluster`, but a thermal check that changed nothing (no
+        event kinds) is no event: no cycle for it."""
+        return bool(arrived or kinds - {_CAP} or (self._queue and kinds))
 
     def _account(self, t: int) -> None:
         if self.tracker is not None and t > self.tracker.time:
