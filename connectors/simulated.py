@@ -108,6 +108,8 @@ class SimulatedCluster(ReplayQueries, Connector):
         """Energy not drawn because nodes were not ON, against every node ON and idle."""
         self._all_idle_w = sum(n.power.idle_w for n in self._nodes)
         self._wakes: set[int] = set()
+        self._owned: dict[str, int] = {}
+        """Each owner's pending wake-up (:meth:`replace_wake`)."""
         self._last_t = t0
         self.changes = 0
         """Counts starts, ends, node changes, holds, releases (not arrivals, cap steps)."""
@@ -215,11 +217,31 @@ class SimulatedCluster(ReplayQueries, Connector):
             self._wakes.add(t)
             self._push(t, _WAKE, "")
 
+    def replace_wake(self, owner: str, t: int | None) -> None:
+        """Like :meth:`wake_at`, but ``owner``'s latest request replaces its earlier one (None
+        withdraws it): a policy asks to be asked again at the time its latest decision named,
+        not at every time some earlier decision named. Times not after the clock withdraw."""
+        if t is not None and t <= self.now:
+            t = None
+        if self._owned.get(owner) == t:
+            return
+        if t is None:
+            self._owned.pop(owner, None)
+        else:
+            self._owned[owner] = t
+            self._push(t, _WAKE, owner)
+
     def next_event_time(self) -> int | None:
         """When something happens next (an arrival, a job end, a power transition, a cap step)."""
         times = []
-        if self._events:
-            times.append(self._events[0][0])
+        events = self._events
+        while events and events[0][2] == _WAKE and events[0][3]:
+            _, _, _, owner = events[0]
+            if self._owned.get(owner) == events[0][0]:
+                break
+            heapq.heappop(events)  # a wake-up replaced or withdrawn by its owner: not an event
+        if events:
+            times.append(events[0][0])
         if self._next_arrival < len(self._arrivals):
             times.append(self._arrivals[self._next_arrival].submit)
         return min(times) if times else None
@@ -270,12 +292,16 @@ class SimulatedCluster(ReplayQueries, Connector):
         kinds: set[int] = set()
         while self._events and self._events[0][0] <= t:
             _, _, kind, key = heapq.heappop(self._events)
+            if kind == _WAKE and key:
+                if self._owned.get(key) != t:
+                    continue  # replaced or withdrawn by its owner's later request
+                del self._owned[key]
             kinds.add(kind)
             if kind == _END:
                 self._finish(key)
             elif kind == _POWER_DONE:
                 self._power_done(key)
-            elif kind == _WAKE:
+            elif kind == _WAKE and not key:
                 self._wakes.discard(t)
         arrived = self._admit_arrivals()
         self._sample()

@@ -163,8 +163,9 @@ def apply_power_policy(
     Offs go first (they free cap room for boots). Every command is checked again against
     the safety rules (:func:`refusal`): a refused one is logged and dropped, the rest go on.
     With ``act=False`` (advise mode) the decision is only returned. The decision's
-    ``recheck_at`` becomes a wake-up of a clock that moves from event to event (the simulated
-    cluster's ``wake_at``); a real RMS is asked again at the next period anyway.
+    ``recheck_at`` becomes the policy's one pending wake-up of a clock that moves from event to
+    event (the simulated cluster's ``replace_wake``: it replaces the previous decision's, and
+    None withdraws it); a real RMS is asked again at the next period anyway.
     """
     if control.policy is None:
         return PowerOutcome(PowerDecision())
@@ -190,9 +191,9 @@ def apply_power_policy(
             else:
                 assert r.error is not None
                 out.failed.append((r.node, r.on, r.error))
-    wake = getattr(connector, "wake_at", None)
-    if decision.recheck_at is not None and wake is not None:
-        wake(decision.recheck_at)
+    rewake = getattr(connector, "replace_wake", None)
+    if rewake is not None:
+        rewake("power", decision.recheck_at)
     return out
 
 

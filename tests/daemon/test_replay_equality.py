@@ -5,6 +5,8 @@ any of issue 11's optimisations (main at 90f54c2): every job's (start, nodes) an
 command of real-trace replays (the first 5,000 jobs of KTH-SP2 with EASY, of the Curie sample
 with PRB, a Eurora instance under a variable cap with EASY and PRB, the first 2,000 of KTH-SP2
 with EASY and the HGFS policy). The independent validator checks every schedule too.
+The HGFS digest was re-recorded once, deliberately: a policy's wake-up is now replaced by its
+next decision's (``SimulatedCluster.replace_wake``; docs/powerctl.md).
 
 Re-record (only for a deliberate change of decisions, said in the commit):
 ``.venv/bin/python tests/daemon/test_replay_equality.py``.

@@ -146,3 +146,32 @@ def test_a_boot_drawing_less_than_idle_does_not_break_the_cap() -> None:
     cluster = SimulatedCluster(nodes, jobs, PowerCap.constant(225.0))
     replay(cluster, registry.create("easy"), power_policy=IdleTimeoutPolicy(idle_s=0, min_on=0))
     assert cluster.cap_violation_s == 0
+
+
+def test_a_policy_is_asked_again_only_when_its_latest_decision_says() -> None:
+    """Each decision's ``recheck_at`` replaces the previous one (None withdraws it): the
+    replay does not run a cycle at a time only an older decision named."""
+    from wattsched.powerctl.policy import PowerDecision
+    from wattsched.scheduler.model import Plan, Snapshot
+
+    class Asker(PowerPolicy):
+        def __init__(self) -> None:
+            self.asked: list[int] = []
+
+        def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
+            self.asked.append(snap.time)
+            # at 0: ask at 700; at 100 (an end): ask at 400 instead; at 400: never again
+            want = {0: 700, 100: 400}.get(snap.time)
+            return PowerDecision(recheck_at=want)
+
+    # "a" holds both cores until 100; "b" then runs until 1000: no event between 100 and 1000
+    jobs = [job("a", 0, runtime=100, cores=4), job("b", 0, runtime=900, cores=4)]
+    cluster = SimulatedCluster(cluster_nodes(1), jobs, PowerCap.unlimited())
+    policy = Asker()
+    replay(cluster, registry.create("fifo"), power_policy=policy)
+    assert policy.asked == [0, 100, 400, 1000]
+    cluster2 = SimulatedCluster(cluster_nodes(1), jobs, PowerCap.unlimited())
+    cluster2.replace_wake("p", 50)
+    cluster2.replace_wake("p", None)
+    cluster2.replace_wake("q", 70)
+    assert cluster2.next_event_time() == 70
