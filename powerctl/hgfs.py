@@ -25,8 +25,10 @@ follows :mod:`wattsched.powerctl.selection`. Two additions to the paper, both do
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from wattsched.powerctl.idle_tracker import IdleTracker
 from wattsched.powerctl.policy import (
@@ -122,50 +124,42 @@ class HGFSParams:
         """Degree of truth of "this node must be powered off" after ``idle_s`` idle seconds."""
         return sum(m * w for m, w in zip(self.memberships(idle_s), self.weights, strict=True))
 
-    def fuzzy_off_count(
-        self, idle_times: list[float], truth: Callable[[float], float] | None = None
-    ) -> int:
-        """How many nodes the fuzzy rules power off: the floor of the summed truths.
+    def truths(self, idle_s: Sequence[float] | np.ndarray) -> np.ndarray:
+        """:meth:`truth` of every idle time in ``idle_s`` (any shape), vectorised: the very
+        same floats (the two sets that overlap at ``x``, in the same order of operations;
+        below the first peak the first weight, beyond the last the last)."""
+        c = np.asarray(self.centers, dtype=float)
+        w = np.asarray(self.weights, dtype=float)
+        x = np.clip(np.asarray(idle_s, dtype=float), c[0], c[-1])
+        if len(c) == 1:
+            return np.full(x.shape, w[0])
+        i = np.clip(np.searchsorted(c, x, side="left") - 1, 0, len(c) - 2)
+        lo, hi = c[i], c[i + 1]
+        d = hi - lo
+        return ((hi - x) / d) * w[i] + ((x - lo) / d) * w[i + 1]
 
-        ``truth`` may be a memo of :meth:`truth` (:class:`TruthMemo`): the same values."""
-        f = self.truth if truth is None else truth
-        return math.floor(sum(f(t) for t in idle_times) + 1e-9)
+    def fuzzy_off_count(self, idle_times: Sequence[float]) -> int:
+        """How many nodes the fuzzy rules power off: the floor of the summed truths (summed
+        in order, as ``sum`` does)."""
+        if not len(idle_times):
+            return 0
+        return math.floor(float(np.cumsum(self.truths(idle_times))[-1]) + 1e-9)
 
-    def next_count_change(
-        self, idle_times: list[float], truth: Callable[[float], float] | None = None
-    ) -> int | None:
+    def next_count_change(self, idle_times: Sequence[float]) -> int | None:
         """The first multiple of ``period_s`` after which nodes idle ``idle_times`` now give a
         larger fuzzy count (None when their truths saturate first): when to look again."""
-        if not idle_times:
+        if not len(idle_times):
             return None
-        now = self.fuzzy_off_count(idle_times, truth)
+        now = self.fuzzy_off_count(idle_times)
         steps = math.ceil(max(0.0, self.centers[-1] - min(idle_times)) / self.period_s)
-        for k in range(1, steps + 1):
-            later = [t + k * self.period_s for t in idle_times]
-            if self.fuzzy_off_count(later, truth) > now:
-                return k * self.period_s
-        return None
-
-
-class TruthMemo:
-    """:meth:`HGFSParams.truth` remembered by idle time (the very same values: below the first
-    peak every truth is the first weight, beyond the last the last weight, so times are
-    clamped to the peaks and the memo stays small)."""
-
-    __slots__ = ("_hi", "_lo", "_memo", "params")
-
-    def __init__(self, params: HGFSParams) -> None:
-        self.params = params
-        self._lo = params.centers[0]
-        self._hi = params.centers[-1]
-        self._memo: dict[float, float] = {}
-
-    def __call__(self, idle_s: float) -> float:
-        x = self._lo if idle_s < self._lo else self._hi if idle_s > self._hi else idle_s
-        v = self._memo.get(x)
-        if v is None:
-            v = self._memo[x] = self.params.truth(x)
-        return v
+        if steps == 0:
+            return None
+        later = np.asarray(idle_times, dtype=float)[None, :] + (
+            np.arange(1, steps + 1, dtype=np.int64) * self.period_s
+        )[:, None].astype(float)
+        sums = np.cumsum(self.truths(later), axis=1)[:, -1]
+        grown = np.flatnonzero(np.floor(sums + 1e-9) > now)
+        return int(grown[0] + 1) * self.period_s if len(grown) else None
 
 
 @dataclass(slots=True)
@@ -177,7 +171,6 @@ class HGFSPolicy(PowerPolicy):
     name: str = "hgfs"
     views: SnapshotViews = field(default_factory=SnapshotViews, repr=False, compare=False)
     """Figures derived from the snapshot's parts, kept while they are the same objects."""
-    _truth: TruthMemo | None = field(default=None, repr=False, compare=False)
 
     def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
         """Crisp rules first (power on), then the fuzzy rules and rule 3 (power off)."""
@@ -243,11 +236,8 @@ class HGFSPolicy(PowerPolicy):
             if n.name in since
             and power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
         ]
-        if self._truth is None or self._truth.params is not p:
-            self._truth = TruthMemo(p)
-        truth = self._truth
         idle_times = [float(snap.time - since[n.name]) for n in idle]
-        fuzzy = p.fuzzy_off_count(idle_times, truth)
+        fuzzy = p.fuzzy_off_count(idle_times)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
         slots = self.views.nodes(snap).on_slots
@@ -271,7 +261,7 @@ class HGFSPolicy(PowerPolicy):
         # Look again when the fuzzy count of the nodes left idle grows, or when the queue's
         # mean wait reaches rule 2's threshold; not at every period in between.
         left = [t for n, t in zip(idle, idle_times, strict=True) if n.name not in off]
-        step = p.next_count_change(left, truth)
+        step = p.next_count_change(left)
         times = [snap.time + step] if step is not None else []
         if queued and can_power_on:
             times.append(snap.time + math.floor(p.wait_on_s - mean_wait) + 1)

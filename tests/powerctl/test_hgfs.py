@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from power_builders import cluster_nodes, job, node, plan, snapshot
 
 from wattsched.powerctl.hgfs import HGFSParams, HGFSPolicy
@@ -156,3 +159,36 @@ def test_rule1_counts_every_resource_not_only_cores() -> None:
     hungry = Job("mem", 0, 100, 2, Resources(cores=1, mem_mb=800), runtime=50)
     d = HGFSPolicy(P).decide(snapshot(10, nodes, queued=[hungry]), plan(10))
     assert d.on == ("n1",)  # 2 cores fit n0, 1600 MB do not
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    centers=st.lists(st.integers(0, 20_000), min_size=1, max_size=5, unique=True),
+    weights=st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
+    idle=st.lists(
+        st.one_of(st.integers(0, 25_000).map(float), st.floats(0.0, 25_000.0)), max_size=40
+    ),
+    period=st.integers(1, 3_000),
+)
+def test_vectorised_truths_and_counts_are_the_scalar_ones(
+    centers: list[int], weights: list[float], idle: list[float], period: int
+) -> None:
+    """The numpy truths equal :meth:`HGFSParams.truth` bit for bit, and the count and its next
+    change equal a plain loop over idle times and periods (the replay's decisions hang on
+    them; ``tests/daemon/test_replay_equality.py`` pins them on a real trace)."""
+    cs = tuple(float(c) for c in sorted(centers))
+    p = HGFSParams(centers=cs, weights=tuple(weights[: len(cs)]), period_s=period)
+    assert [float(v) for v in p.truths(idle)] == [p.truth(t) for t in idle]
+
+    def count(times: list[float]) -> int:
+        return math.floor(sum(p.truth(t) for t in times) + 1e-9)
+
+    assert p.fuzzy_off_count(idle) == count(idle)
+    expected = None
+    if idle:
+        steps = math.ceil(max(0.0, cs[-1] - min(idle)) / period)
+        for k in range(1, steps + 1):
+            if count([t + k * period for t in idle]) > count(idle):
+                expected = k * period
+                break
+    assert p.next_count_change(idle) == expected
