@@ -79,10 +79,21 @@ RunningDraw = tuple[float, frozenset[str]]
 """The draw of the nodes and the running jobs, and the nodes they keep busy."""
 
 
-def running_draw(snap: Snapshot) -> RunningDraw:
-    """The draw of ``snap``'s nodes in their power states and of its running jobs."""
-    index = {n.name: n for n in snap.nodes}
-    total = sum(n.power.state_watts(n.state) for n in snap.nodes)
+def static_draw(nodes: Sequence[Node]) -> float:
+    """The draw of ``nodes`` in their power states, with no job."""
+    return sum(n.power.state_watts(n.state) for n in nodes)
+
+
+def running_draw(
+    snap: Snapshot, static: float | None = None, index: Mapping[str, Node] | None = None
+) -> RunningDraw:
+    """The draw of ``snap``'s nodes in their power states and of its running jobs.
+
+    ``static`` (:func:`static_draw` of ``snap.nodes``) and ``index`` (name -> node of
+    ``snap.nodes``) may be given when already known: the very same sums."""
+    if index is None:
+        index = {n.name: n for n in snap.nodes}
+    total = static_draw(snap.nodes) if static is None else static
     busy: set[str] = set()
     total = _add_units(total, busy, [(rj.job, rj.nodes) for rj in snap.running], index)
     return total, frozenset(busy)

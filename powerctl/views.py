@@ -24,6 +24,7 @@ from wattsched.powerctl.selection import (
     power_on_candidates,
     queue_shapes,
     running_draw,
+    static_draw,
 )
 from wattsched.scheduler.model import (
     RESOURCES,
@@ -94,6 +95,9 @@ class SnapshotViews:
         self._rooms: dict[Shape, int] = {}
         self._draw_key: tuple[object, object] | None = None
         self._draw: RunningDraw | None = None
+        self._static_of: tuple[Node, ...] | None = None
+        self._static = 0.0
+        self._index: dict[str, Node] = {}
         self._by_id_of: tuple[Job, ...] | None = None
         self._by_id: dict[str, Job] = {}
 
@@ -152,7 +156,11 @@ class SnapshotViews:
             or self._draw_key is None
             or (snap.nodes is not self._draw_key[0] or snap.running is not self._draw_key[1])
         ):
-            self._draw = running_draw(snap)
+            if self._static_of is not snap.nodes:
+                self._static = static_draw(snap.nodes)
+                self._index = {n.name: n for n in snap.nodes}
+                self._static_of = snap.nodes
+            self._draw = running_draw(snap, self._static, self._index)
             self._draw_key = (snap.nodes, snap.running)
         if snap.queued is not self._by_id_of:
             self._by_id = {j.id: j for j in snap.queued}
