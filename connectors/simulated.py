@@ -84,8 +84,6 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._arrivals = ordered
         self._next_arrival = 0
         self._queue: dict[str, Job] = {}
-        self._least: tuple[int, ...] | None = None
-        self._least_stale = False
         self._queue_tuple: tuple[Job, ...] | None = ()
         # A read-only live view of the queue for the snapshots' index (no copy per cycle).
         self._queue_index = MappingProxyType(self._queue)
@@ -152,7 +150,6 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._account(self.now)
         self._busy_w += watts
         del self._queue[job_id]
-        self._least_remove(job)
         self.changes += 1
         runtime = job.runtime if job.runtime is not None else job.walltime
         killed = runtime > job.walltime
@@ -178,7 +175,6 @@ class SimulatedCluster(ReplayQueries, Connector):
         if job is None:
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         self._queue[job_id] = replace(job, held=True)
-        self._least_remove(job)
         self._queue_tuple = None
         self.changes += 1
 
@@ -186,8 +182,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         job = self._queue.get(job_id)
         if job is None:
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
-        self._queue[job_id] = released = replace(job, held=False)
-        self._least_add(released)
+        self._queue[job_id] = replace(job, held=False)
         self._queue_tuple = None
         self.changes += 1
 
@@ -341,7 +336,6 @@ class SimulatedCluster(ReplayQueries, Connector):
             if job.id in self.records:
                 raise ValueError(f"job id {job.id!r} appears twice in the workload")
             self._queue[job.id] = job
-            self._least_add(job)
             self.records[job.id] = JobRecord(job, job.submit)
             arrived = True
         if arrived:

@@ -16,8 +16,6 @@ class ReplayQueries:
     _queue: dict[str, Job]
     _running: dict[str, RunningJob]
     _pool: list[int]
-    _least: tuple[int, ...] | None
-    _least_stale: bool
     _failures: PowerFailures | None
     changes: int
 
@@ -32,39 +30,6 @@ class ReplayQueries:
         if changes != self.changes:
             return None
         return self._arrivals[seen : self._next_arrival]
-
-    def least_need(self) -> tuple[int, ...] | None:
-        """Per resource, the least total any waiting (not held) job asks; None when none
-        waits. A job fits the free pool only if every resource's need does, so when one of
-        these is above the pool no waiting job can start. Kept across cycles: an arrival lowers
-        it, a start or hold of a job that set one of its figures recomputes it."""
-        if self._least_stale:
-            least: list[int] | None = None
-            for job in self._queue.values():
-                if not job.held:
-                    t = job.total.as_tuple()
-                    least = (
-                        list(t)
-                        if least is None
-                        else [min(a, b) for a, b in zip(least, t, strict=True)]
-                    )
-            self._least = None if least is None else tuple(least)
-            self._least_stale = False
-        return self._least
-
-    def _least_add(self, job: Job) -> None:
-        """A job now waits (an arrival, a release)."""
-        if self._least_stale or job.held:
-            return
-        t = job.total.as_tuple()
-        cur = self._least
-        self._least = t if cur is None else tuple(min(a, b) for a, b in zip(cur, t, strict=True))
-
-    def _least_remove(self, job: Job) -> None:
-        """A job no longer waits (a start, a hold): recompute if it set a figure."""
-        cur = self._least
-        if cur is not None and any(a == b for a, b in zip(job.total.as_tuple(), cur, strict=True)):
-            self._least_stale = True
 
     def free_usable(self) -> list[int]:
         """Free resources pooled over the nodes a job may start on now (on and available)."""

@@ -7,11 +7,9 @@ its decision is carried out after each cycle's starts, and the time it wants to 
 
 Cycles that provably start nothing are skipped (``skip=True``, without a power policy, for
 dispatchers that declare :attr:`~wattsched.scheduler.dispatcher.Dispatcher.skips_exact`):
-when no job waits or every waiting job is held; when, for some resource, the least any
-waiting job asks is more than the usable nodes have free, pooled (then no job fits, whatever
-changed); or when the last cycle planned no start and since then only jobs arrived (no start,
-end, node change, hold, release or cap step) none of which fits in the free resources of the
-usable nodes, pooled. Such a dispatcher then starts nothing either, so the
+when no job waits, or when the last cycle planned no start and since then only jobs arrived
+(no start, end, node change, hold, release or cap step) none of which fits in the free
+resources of the usable nodes, pooled. Such a dispatcher then starts nothing either, so the
 schedule is the same (``tests/daemon/test_replay_skip.py`` replays both ways).
 """
 
@@ -122,9 +120,6 @@ def _starts_nothing(cluster: SimulatedCluster, idle: tuple[int, int, int] | None
     """True when a cycle now provably starts nothing (see the module docstring)."""
     if not cluster.queued:
         return True
-    least = cluster.least_need()
-    if least is None or any(a > f for a, f in zip(least, cluster.free_usable(), strict=True)):
-        return True  # no waiting job fits in what the usable nodes have free, pooled
     if idle is None:
         return False
     changes, seen, t = idle

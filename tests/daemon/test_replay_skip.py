@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from replay_cases import CASES, DATA
 
-from wattsched.connectors.base import ConnectorError
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.scheduler import dispatcher as registry
@@ -89,41 +88,3 @@ def test_no_skipping_with_a_policy_or_a_search() -> None:
     )
     assert res.skipped == 0
     assert not registry.create("hybrid").skips_exact
-
-
-def test_least_need_follows_arrivals_starts_holds_and_releases() -> None:
-    """The cluster's kept per-resource minimum equals one computed from the queue after every
-    arrival, start, hold and release (a figure too high would skip a cycle that starts a job)."""
-    import random
-
-    nodes, jobs = _random_workload(7)
-    cluster = SimulatedCluster(nodes, [j for j in jobs if not j.held][:120], PowerCap.unlimited())
-    rng = random.Random(7)
-
-    def brute() -> tuple[int, ...] | None:
-        waiting = [j.total.as_tuple() for j in cluster._queue.values() if not j.held]
-        return tuple(min(col) for col in zip(*waiting, strict=True)) if waiting else None
-
-    checked = 0
-    while True:
-        assert cluster.least_need() == brute()
-        queued = list(cluster._queue.values())
-        for job in rng.sample(queued, min(3, len(queued))):
-            op = rng.random()
-            if job.held:
-                cluster.release(job.id)
-            elif op < 0.3:
-                cluster.hold(job.id)
-            else:
-                usable = [n.name for n in nodes if n.available]
-                for name in usable:
-                    try:
-                        cluster.start(job.id, [name] * job.units)
-                        break
-                    except ConnectorError:  # a node without room: try the next
-                        continue
-            assert cluster.least_need() == brute()
-            checked += 1
-        if not cluster.advance():
-            break
-    assert checked > 100
