@@ -25,12 +25,13 @@ import logging
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
+from wattsched.scheduler.hybrid.robust import robust_choice
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
@@ -80,7 +81,11 @@ class HybridDispatcher(Dispatcher):
     feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
     the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
-    search budget for the priority-list local search before the CP, :mod:`.localsearch`).
+    search budget for the priority-list local search before the CP, :mod:`.localsearch`);
+    ``runtime_ratios`` (offline: runtime/walltime ratios known before the replay, e.g. of
+    earlier jobs; with them, and with those of the jobs ended so far, each search's plan is
+    kept only if it beats PRB in ``scenarios`` seeded runtime scenarios, :mod:`.robust`;
+    None: plans are judged on walltimes only).
     """
 
     name = "hybrid"
@@ -105,6 +110,8 @@ class HybridDispatcher(Dispatcher):
         total_budget_s: float | None = None,
         lower_bound: str | None = None,
         local_search: float = 0.5,
+        runtime_ratios: Sequence[float] | None = None,
+        scenarios: int = 6,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -128,6 +135,9 @@ class HybridDispatcher(Dispatcher):
         self.on_replan: Callable[[ReplanReport], None] | None = None
         """Called after each re-plan (the CLI prints a progress line); None: silent."""
         self.full_plan = full_plan
+        self.prior = None if runtime_ratios is None else tuple(runtime_ratios)
+        self.scenarios = scenarios
+        self.seed = seed
         self.fill_now = (mode == "online") if fill_now is None else fill_now
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(
@@ -268,16 +278,21 @@ class HybridDispatcher(Dispatcher):
             params = replace(params, budget_s=min(params.budget_s or math.inf, share))
         t0 = time.perf_counter()
         outcome = hybrid_search(snap, self.cache, params)
+        best, robust = outcome.best, {}
+        if self.prior is not None and self.mode == "offline":
+            best, robust = robust_choice(snap, outcome.best, outcome.prb,
+                                         (*self.prior, *self._ratios), self.scenarios,
+                                         self.seed + self.replans)  # fmt: skip
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
-        assignments = outcome.best.assignments
-        stats = outcome.stats
+        assignments = best.assignments
+        stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust})
         if self.on_replan is not None:
             self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,
                                         self.total_budget_s - self.spent_s))  # fmt: skip
-        if not outcome.best.complete:
+        if not best.complete:
             log.warning("hybrid: some jobs fit nowhere at t=%d; they wait", snap.time)
-        if self.mode == "offline" or outcome.best.complete:
+        if self.mode == "offline" or best.complete:
             self._remember(snap, assignments)
         stats = replace(stats, extra={**stats.extra, "mode": self.mode})
         selected = self._checked(snap, self._select(snap, assignments))

@@ -1,0 +1,173 @@
+"""A plan chosen robustly against early job ends (offline mode, runtimes unknown).
+
+A search plans on walltimes, but jobs usually end earlier. In an offline replay the hybrid
+follows its plan only until the first early end; from then on every cycle re-times the queue
+in PRB's order (:mod:`.retime`). So the plan's whole effect is what it starts before that
+first early end, and a plan better on walltimes can lose to PRB with real runtimes (issue 16:
+PRB starts 7 jobs at time 0, the plan 1 big one; 0.95).
+
+Here both policies are replayed under a few *runtime scenarios* (each job's runtime = its
+walltime x a ratio drawn, seeded, from runtime/walltime ratios the dispatcher may know:
+jobs that ended before, in this replay or in earlier data; never the queued jobs' own
+runtimes): the plan followed until its first early end then PRB, against PRB throughout. A
+PRB replay starts at each event, in PRB order, whatever fits now, so with the scenario's
+runtimes as durations it is list scheduling in PRB order (:func:`list_schedule`). The plan
+is kept only when it beats PRB in every scenario (:func:`plan_holds`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.mapping import MappedSchedule
+from wattsched.scheduler.hybrid.problem import weighted_queue_time
+from wattsched.scheduler.listsched import list_schedule
+from wattsched.scheduler.mapper import StateCache
+from wattsched.scheduler.model import Assignment, RunningJob, Snapshot
+from wattsched.scheduler.prb import prb_node_order
+
+Scenario = Mapping[str, int]
+"""Job id -> runtime in seconds (queued jobs) or end time (running jobs)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RobustVerdict:
+    """The plan's and PRB's objectives in each scenario, and whether the plan is kept."""
+
+    plan: tuple[float, ...]
+    prb: tuple[float, ...]
+
+    @property
+    def keep_plan(self) -> bool:
+        """True when the plan beats PRB in every scenario (none: kept)."""
+        return all(p < q - 1e-9 for p, q in zip(self.plan, self.prb, strict=True))
+
+    @property
+    def wins(self) -> int:
+        """Scenarios in which the plan beats PRB."""
+        return sum(p < q - 1e-9 for p, q in zip(self.plan, self.prb, strict=True))
+
+
+def scenarios(
+    snap: Snapshot, ratios: Sequence[float], count: int, seed: int
+) -> list[dict[str, int]]:
+    """``count`` runtime scenarios, ratios drawn (seeded) from ``ratios`` (each in (0, 1]).
+
+    A queued job's runtime is ``max(1, round(ratio x walltime))``; a running job ends at
+    ``start + ratio x walltime``, or just after now if that is past. Empty ``ratios``: none.
+    """
+    if not ratios or count <= 0:
+        return []
+    rng = random.Random(seed)
+    pool = [min(1.0, max(r, 1e-6)) for r in ratios]
+    out: list[dict[str, int]] = []
+    for _ in range(count):
+        sc: dict[str, int] = {}
+        for j in snap.queued:
+            sc[j.id] = max(1, round(rng.choice(pool) * j.walltime))
+        for rj in snap.running:
+            end = rj.start + max(1, round(rng.choice(pool) * rj.job.walltime))
+            sc[rj.job.id] = min(max(end, snap.time + 1), max(rj.end_estimate, snap.time + 1))
+        out.append(sc)
+    return out
+
+
+def follow_then_prb(
+    snap: Snapshot, plan: Sequence[Assignment], scenario: Scenario
+) -> float:
+    """The mean weighted queue time of following ``plan`` until the first early end, then
+    PRB, when the jobs run as in ``scenario``. An empty ``plan``: PRB from now.
+
+    Before the first early end every job has ended when the plan expected, so the plan's
+    starts are feasible as planned; from then on PRB's order is list scheduled with the
+    scenario's runtimes as durations (PRB's decisions at each event depend only on the
+    cluster as it is, so this is what a PRB replay does). ``inf`` when some job never fits.
+    """
+    queued = {j.id: j for j in snap.queued}
+    t_first = math.inf
+    for rj in snap.running:
+        if scenario[rj.job.id] < rj.end_estimate:
+            t_first = min(t_first, scenario[rj.job.id])
+    started: list[Assignment] = []
+    for a in sorted(plan, key=lambda a: (a.start, a.job_id)):
+        if a.start >= t_first or a.job_id not in queued:
+            break
+        started.append(a)
+        run = scenario[a.job_id]
+        if run < queued[a.job_id].walltime:
+            t_first = min(t_first, a.start + run)
+    if not queued:
+        return 0.0
+    if math.isinf(t_first):
+        t_first = max((a.start for a in started), default=snap.time)
+    t = int(t_first)
+    starts = {a.job_id: a.start for a in started}
+    ends = {rj.job.id: scenario[rj.job.id] for rj in snap.running}
+    ends.update({a.job_id: a.start + scenario[a.job_id] for a in started})
+    live = {jid for jid, end in ends.items() if end > t}
+    running = [
+        replace(rj, end_estimate=ends[rj.job.id]) for rj in snap.running if rj.job.id in live
+    ]
+    running += [
+        RunningJob(queued[a.job_id], a.start, a.nodes, ends[a.job_id])
+        for a in started
+        if a.job_id in live
+    ]
+    rest = [j for j in prb_order(snap.queued) if j.id not in starts]
+    if rest:
+        at = Snapshot(t, snap.nodes, tuple(running), tuple(rest), snap.cap)
+        cache = StateCache()
+        state = cache.state(at)
+        for j in rest:
+            cache.vec(j)  # the walltime's vector (the cap is checked over the walltime)
+        scaled = [replace(j, walltime=scenario[j.id]) for j in rest]
+        live_ends = {rj.job.id: rj.end_estimate for rj in running}
+        res = list_schedule(
+            state, cache, scaled, t, live_ends, node_order=prb_node_order, full=True
+        )
+        if res.unplaced:
+            return math.inf
+        starts.update({a.job_id: a.start for a in res.assignments})
+    return weighted_queue_time(snap.queued, starts, snap.max_ewt())
+
+
+def judge(
+    snap: Snapshot, plan: Sequence[Assignment], cases: Sequence[Scenario]
+) -> RobustVerdict:
+    """The plan against PRB in each scenario of ``cases``."""
+    return RobustVerdict(
+        plan=tuple(follow_then_prb(snap, plan, sc) for sc in cases),
+        prb=tuple(follow_then_prb(snap, (), sc) for sc in cases),
+    )
+
+
+def robust_choice(
+    snap: Snapshot,
+    best: MappedSchedule,
+    prb: MappedSchedule,
+    ratios: Sequence[float],
+    count: int,
+    seed: int,
+) -> tuple[MappedSchedule, dict[str, float | int | str]]:
+    """``best`` when it beats PRB in every runtime scenario drawn from ``ratios`` (or when
+    there is nothing to weigh: no ratios, or ``best`` is PRB's), else ``prb``; and what was
+    found, for the plan's stats (``robust``: ``kept``/``prb``; scenario wins; mean ratio of
+    PRB's objective over the plan's)."""
+    cases = scenarios(snap, ratios, count, seed)
+    if not cases or best is prb or best.assignments == prb.assignments:
+        return best, {}
+    verdict = judge(snap, best.assignments, cases)
+    finite = [q / p for p, q in zip(verdict.plan, verdict.prb, strict=True) if p > 0]
+    extra: dict[str, float | int | str] = {
+        "robust": "kept" if verdict.keep_plan else "prb",
+        "robust_wins": verdict.wins,
+        "robust_scenarios": len(cases),
+        "robust_mean_ratio": round(sum(finite) / len(finite), 4) if finite else 1.0,
+    }
+    if not verdict.keep_plan:
+        extra["best_source"] = prb.source
+    return (best if verdict.keep_plan else prb), extra
