@@ -6,7 +6,8 @@ its plan against PRB under runtimes drawn from ratios of jobs that ended *before
 trace (all sizes, each job once): the jobs whose end precedes the cutoff. The cutoff of a
 historical instance is its first arrival; a synthetic instance has no date, so its cutoff is
 the first arrival of the earliest historical 200-job instance (no data after the
-benchmark's first instance is used for it). Fields as in ``shared/data/eurora/FORMAT.txt``.
+benchmark's first instance is used for it). With too few earlier jobs the bench uses
+:data:`UNIFORM_PRIOR`. Fields as in ``shared/data/eurora/FORMAT.txt``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from functools import cache
 from pathlib import Path
 
 FMT = "%Y-%m-%d %H:%M:%S"
+UNIFORM_PRIOR = tuple((k + 0.5) / 20 for k in range(20))
+"""The prior without earlier data (the first historical instances, the synthetic ones): a
+ratio uniform on (0, 1], as 20 midpoints."""
 
 
 def _walltime_s(hhmm: str) -> int:

@@ -31,8 +31,8 @@ from functools import partial
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
-from wattsched.scheduler.hybrid.robust import robust_choice
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
+from wattsched.scheduler.hybrid.robust import robust_choice
 from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
@@ -84,7 +84,8 @@ class HybridDispatcher(Dispatcher):
     search budget for the priority-list local search before the CP, :mod:`.localsearch`);
     ``runtime_ratios`` (offline: runtime/walltime ratios known before the replay, e.g. of
     earlier jobs; with them, and with those of the jobs ended so far, each search's plan is
-    kept only if it beats PRB in ``scenarios`` seeded runtime scenarios, :mod:`.robust`;
+    kept only if it beats PRB by 2 % in each of ``scenarios`` seeded runtime scenarios of
+    each kind, :mod:`.robust`;
     None: plans are judged on walltimes only).
     """
 
@@ -111,7 +112,7 @@ class HybridDispatcher(Dispatcher):
         lower_bound: str | None = None,
         local_search: float = 0.5,
         runtime_ratios: Sequence[float] | None = None,
-        scenarios: int = 6,
+        scenarios: int = 3,
     ) -> None:
         super().__init__()
         if mode not in MODES:
