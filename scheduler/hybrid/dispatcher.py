@@ -112,7 +112,7 @@ class HybridDispatcher(Dispatcher):
         lower_bound: str | None = None,
         local_search: float = 0.5,
         runtime_ratios: Sequence[float] | None = None,
-        scenarios: int = 3,
+        scenarios: int = 2,
     ) -> None:
         super().__init__()
         if mode not in MODES:

@@ -62,7 +62,7 @@ class RobustVerdict:
         )
 
 
-KINDS = ("iid", "block", "level", "group", "extreme")
+KINDS = ("iid", "block", "level", "group", "extreme", "shuffled")
 """The kinds of runtime scenario (:func:`scenarios`)."""
 
 
@@ -78,7 +78,11 @@ def scenarios(
     drawn ratio for each group of alike jobs (same queue, walltime and shape: a user's job
     array tends to end alike), shared by its jobs; ``extreme``, as ``group`` but each group's
     ratio is the lowest or the highest of ``ratios`` (some groups end at once, others run to
-    their walltime: the case where a plan made on walltimes loses most).
+    their walltime: the case where a plan made on walltimes loses most); ``shuffled``, iid
+    ratios of the walltime of another queued job (a random permutation), capped by the job's
+    own walltime: a walltime says little about the runtime (on Eurora the jobs with the
+    longest walltimes often end first), which is what a plan that starts short-walltime jobs
+    first bets on.
     A queued job's runtime is ``max(1, round(ratio x walltime))``; a running job ends at
     ``start + ratio x walltime``, or just after now if that is past. Empty ``ratios``: none.
     """
@@ -91,7 +95,7 @@ def scenarios(
     n = len(snap.queued) + len(snap.running)
     out: list[dict[str, int]] = []
     for _ in range(count):
-        if kind == "iid":
+        if kind in ("iid", "shuffled"):
             draw = [rng.choice(pool) for _ in range(n)]
         elif kind == "block":
             at = rng.randrange(max(1, len(pool) - n + 1))
@@ -113,9 +117,12 @@ def scenarios(
             level = rng.choice(pool)
             draw = [min(1.0, level * math.exp(rng.gauss(0.0, 0.5))) for _ in range(n)]
         it = iter(draw)
+        base = [j.walltime for j in snap.queued]
+        if kind == "shuffled":
+            rng.shuffle(base)
         sc: dict[str, int] = {}
-        for j in snap.queued:
-            sc[j.id] = max(1, round(next(it) * j.walltime))
+        for j, w in zip(snap.queued, base, strict=True):
+            sc[j.id] = max(1, min(j.walltime, round(next(it) * w)))
         for rj in snap.running:
             end = rj.start + max(1, round(next(it) * rj.job.walltime))
             sc[rj.job.id] = min(max(end, snap.time + 1), max(rj.end_estimate, snap.time + 1))
