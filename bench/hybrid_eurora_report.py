@@ -1,10 +1,12 @@
 """The markdown summary and plots of ``bench/hybrid_eurora.py``'s JSON results.
 
 Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]
-[--before OLD.json,...] [--name STEM]``: the rows of every file together (e.g. a run per
-protocol or cap range, made on a shared machine in parts), written as ``<STEM>.md`` and
-``<STEM>_ratios.png`` beside the first (default: its stem). ``--before``: results of an
-earlier search, compared row by row (same instance, protocol and cap) with these.
+[--before OLD.json,...] [--name STEM] [--only FILE.json:PROTOCOL,...]``: the rows of every
+file together (e.g. a run per protocol or cap range, made on a shared machine in parts),
+written as ``<STEM>.md`` and ``<STEM>_ratios.png`` beside the first (default: its stem).
+``--before``: results of an earlier search, compared row by row (same instance, protocol and
+cap) with these. ``--only``: take one protocol's rows from a file (another file re-ran the
+other).
 """
 
 from __future__ import annotations
@@ -76,13 +78,26 @@ def _ablation(path: Path) -> list[str]:
 
 
 def report(
-    path: Path, *more: Path, before: list[Path] | None = None, name: str | None = None
+    path: Path,
+    *more: Path,
+    before: list[Path] | None = None,
+    name: str | None = None,
+    only: dict[str, str] | None = None,
 ) -> str:
+    """The report of ``path`` and ``more`` together; ``only`` maps a file name to the one
+    protocol whose rows are taken from it (e.g. when a later file re-ran the other)."""
     import json
 
-    parts = [json.loads(p.read_text()) for p in (path, *more)]
+    only = only or {}
+    files = (path, *more)
+    parts = [json.loads(p.read_text()) for p in files]
     data = parts[0]
-    rows: list[dict[str, Any]] = [r for d in parts for r in d["offline"]]
+    rows: list[dict[str, Any]] = [
+        r
+        for p, d in zip(files, parts, strict=True)
+        for r in d["offline"]
+        if r["protocol"] == only.get(p.name, r["protocol"])
+    ]
     data["online"] = [o for d in parts for o in (d.get("online") or [])]
     lines = [
         "# Hybrid dispatcher on the Eurora 200-job instances (power-capping paper, section 6)",
@@ -90,9 +105,10 @@ def report(
     ]
     for p, d in zip((path, *more), parts, strict=True):
         m = d["machine"]
+        taken = f" (only its `{only[p.name]}` rows here)" if p.name in only else ""
         lines.append(
-            f"- `{p.name}`: run {m['date']} on `{m['uname']}`, {m['nproc']} cores shared with "
-            f"other agents (load average {m['loadavg_start'][0]:.1f} at the start, "
+            f"- `{p.name}`{taken}: run {m['date']} on `{m['uname']}`, {m['nproc']} cores "
+            f"shared with other agents (load average {m['loadavg_start'][0]:.1f} at the start, "
             f"{m.get('loadavg_end', [math.nan])[0]:.1f} at the end), {d['total_s']} s; "
             f"command `{m['command']}`; parameters {d['params']}."
         )
@@ -151,6 +167,18 @@ def report(
         "search; `cpN-mapper`/`cpN-list` a CP solution; `lnscN` an LNS move on the CP from a "
         "conflict set, `lnswN` from a window; `-list` decoded as a priority list).",
     ]
+    real = [r for r in rows if "prior" in r]
+    if real:
+        robust: Counter[str] = Counter()
+        for r in real:
+            robust.update(r["hybrid"].get("solver", {}).get("robust", {}))
+        priors = Counter(r["prior"] for r in real)
+        lines.append(
+            f"- robust choice ({len(real)} real-runtime rows, `scheduler/hybrid/robust.py`): "
+            f"plans kept {robust['kept']}, replaced by PRB's {robust['prb']}; runtime prior: "
+            + ", ".join(f"{k} {c} rows" for k, c in sorted(priors.items()))
+            + " (`bench/hybrid_runtime_prior.py`)."
+        )
     onl = data.get("online") or []
     if onl:
         lines += ["", "## Online (real arrivals and runtimes, 1 s cycle budget)", ""]
@@ -242,5 +270,11 @@ if __name__ == "__main__":
     ap.add_argument("results", nargs="+", type=Path)
     ap.add_argument("--before", type=lambda s: [Path(x) for x in s.split(",")], default=[])
     ap.add_argument("--name", default=None)
+    ap.add_argument(
+        "--only",
+        type=lambda s: dict(x.split(":") for x in s.split(",")),
+        default={},
+        help="FILE.json:PROTOCOL,...: take only that protocol's rows",
+    )
     a = ap.parse_args()
-    print(report(*a.results, before=a.before, name=a.name))
+    print(report(*a.results, before=a.before, name=a.name, only=a.only))

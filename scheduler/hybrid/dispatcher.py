@@ -82,11 +82,9 @@ class HybridDispatcher(Dispatcher):
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
     the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
     search budget for the priority-list local search before the CP, :mod:`.localsearch`);
-    ``runtime_ratios`` (offline: runtime/walltime ratios known before the replay, e.g. of
-    earlier jobs; with them, and with those of the jobs ended so far, each search's plan is
-    kept only if it beats PRB by 2 % in each of ``scenarios`` seeded runtime scenarios of
-    each kind, :mod:`.robust`;
-    None: plans are judged on walltimes only).
+    ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
+    with them and those of the jobs ended so far a search's plan must beat PRB in
+    ``scenarios`` runtime scenarios of each kind, :mod:`.robust`; None: on walltimes only).
     """
 
     name = "hybrid"
@@ -287,7 +285,7 @@ class HybridDispatcher(Dispatcher):
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
         assignments = best.assignments
-        stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust})
+        stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust, "mode": self.mode})
         if self.on_replan is not None:
             self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,
                                         self.total_budget_s - self.spent_s))  # fmt: skip
@@ -295,7 +293,6 @@ class HybridDispatcher(Dispatcher):
             log.warning("hybrid: some jobs fit nowhere at t=%d; they wait", snap.time)
         if self.mode == "offline" or best.complete:
             self._remember(snap, assignments)
-        stats = replace(stats, extra={**stats.extra, "mode": self.mode})
         selected = self._checked(snap, self._select(snap, assignments))
         if self.fill_now:
             filled = self._fill(snap, selected)

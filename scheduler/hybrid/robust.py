@@ -226,4 +226,5 @@ def robust_choice(
     }
     if not verdict.keep_plan:
         extra["best_source"] = prb.source
+        extra["robust_plan_source"] = best.source
     return (best if verdict.keep_plan else prb), extra
