@@ -26,7 +26,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
@@ -34,6 +34,7 @@ from wattsched.scheduler.hybrid.mapping import map_schedule
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
 from wattsched.scheduler.hybrid.robust import robust_choice
 from wattsched.scheduler.hybrid.search import (
+    ReplanReport,
     SearchParamError,
     SearchParams,
     TimeoutPolicy,
@@ -51,17 +52,8 @@ OFFLINE_TOTAL_BUDGET_S = 20.0
 """Default wall seconds of search for a whole offline replay (the paper's method takes
 15-20 s an instance); later re-plans get what is left, then jobs start by the PRB rule."""
 MIN_REPLAN_S = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class ReplanReport:
-    """What one re-plan did, for a progress line."""
-
-    time: int
-    queued: int
-    stats: SolverStats
-    spent_s: float
-    left_s: float
+ROBUST_S = 4.0
+"""Wall seconds at most for weighing a plan under runtime scenarios (:mod:`.robust`)."""
 
 
 class HybridDispatcher(Dispatcher):
@@ -84,7 +76,8 @@ class HybridDispatcher(Dispatcher):
     search budget for the priority-list local search before the CP, :mod:`.localsearch`);
     ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
     with them and those of the jobs ended so far a search's plan must beat PRB in
-    ``scenarios`` runtime scenarios of each kind, :mod:`.robust`; None: on walltimes only).
+    ``scenarios`` runtime scenarios of each kind, :mod:`.robust`, else PRB's rule starts the
+    jobs, as after the first early end; None: plans are judged on walltimes only).
     """
 
     name = "hybrid"
@@ -137,6 +130,8 @@ class HybridDispatcher(Dispatcher):
         self.prior = None if runtime_ratios is None else tuple(runtime_ratios)
         self.scenarios = scenarios
         self.seed = seed
+        self._prb_jobs: frozenset[str] | None = None
+        """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
         self.fill_now = (mode == "online") if fill_now is None else fill_now
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(
@@ -251,6 +246,8 @@ class HybridDispatcher(Dispatcher):
         if not snap.queued:
             self._schedule = {}
             return Plan(snap.time, (), SolverStats(status="idle"))
+        if self._prb_jobs is not None and {j.id for j in snap.queued} <= self._prb_jobs:
+            return self._budget_spent(snap, "prb_rule")
         if self._still_on_plan(snap):
             queued = {j.id for j in snap.queued}
             kept = tuple(
@@ -261,6 +258,9 @@ class HybridDispatcher(Dispatcher):
             if self.mode == "offline" and ended_early(
                 snap, self._schedule, self._walltime, self._running_ends
             ):
+                if self.prior is not None:  # as robust.follow_then_prb: PRB from now on
+                    self._prb_jobs = frozenset(j.id for j in snap.queued)
+                    return self._budget_spent(snap, "prb_rule")
                 return self._retimed(snap)
             fallback = self._prb_if_better(snap)
             if fallback is not None:
@@ -281,7 +281,9 @@ class HybridDispatcher(Dispatcher):
         if self.prior is not None and self.mode == "offline":
             best, robust = robust_choice(snap, outcome.best, outcome.prb,
                                          (*self.prior, *self._ratios), self.scenarios,
-                                         self.seed + self.replans)  # fmt: skip
+                                         self.seed + self.replans, budget_s=ROBUST_S)  # fmt: skip
+            if robust.get("robust") == "prb":
+                self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
         assignments = best.assignments
@@ -344,15 +346,16 @@ class HybridDispatcher(Dispatcher):
         later = [a.start for a in self._schedule.values() if a.start > snap.time]
         return min(later, default=None)
 
-    def _budget_spent(self, snap: Snapshot) -> Plan:
-        """The offline budget is spent: the rest of the replay starts jobs by the PRB rule."""
+    def _budget_spent(self, snap: Snapshot, status: str = "budget_spent") -> Plan:
+        """Jobs start by the PRB rule: the offline budget is spent, or (``prb_rule``, with
+        ``runtime_ratios``) PRB's plan was chosen or jobs ended early, until new jobs come."""
         state = self.cache.state(snap)
         ends = {rj.job.id: rj.end_estimate for rj in snap.running}
         res = list_schedule(
             state, self.cache, prb_order(snap.queued), snap.time, ends,
             node_order=prb_node_order, full=False,
         )  # fmt: skip
-        return Plan(snap.time, tuple(res.assignments), SolverStats(status="budget_spent"))
+        return Plan(snap.time, tuple(res.assignments), SolverStats(status=status))
 
     def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """The starts of ``selected`` that really fit now, in order; the others wait.

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from wattsched.scheduler.dispatcher import prb_order
@@ -47,11 +48,13 @@ class RobustVerdict:
     plan: tuple[float, ...]
     prb: tuple[float, ...]
     margin: float = MARGIN
+    cases: int | None = None
+    """How many scenarios there were (None: as many as weighed)."""
 
     @property
     def keep_plan(self) -> bool:
         """True when the plan beats PRB by ``margin`` in every scenario (none: kept)."""
-        return self.wins == len(self.plan)
+        return self.wins == (len(self.plan) if self.cases is None else self.cases)
 
     @property
     def wins(self) -> int:
@@ -188,14 +191,29 @@ def follow_then_prb(snap: Snapshot, plan: Sequence[Assignment], scenario: Scenar
 
 
 def judge(
-    snap: Snapshot, plan: Sequence[Assignment], cases: Sequence[Scenario], margin: float = MARGIN
+    snap: Snapshot,
+    plan: Sequence[Assignment],
+    cases: Sequence[Scenario],
+    margin: float = MARGIN,
+    *,
+    deadline: float = math.inf,
+    timer: Callable[[], float] = time.perf_counter,
+    stop_on_loss: bool = False,
 ) -> RobustVerdict:
-    """The plan against PRB in each scenario of ``cases``."""
-    return RobustVerdict(
-        plan=tuple(follow_then_prb(snap, plan, sc) for sc in cases),
-        prb=tuple(follow_then_prb(snap, (), sc) for sc in cases),
-        margin=margin,
-    )
+    """The plan against PRB in each scenario of ``cases``, in order. With ``stop_on_loss``
+    it stops at the first scenario the plan does not win; at ``deadline`` (of ``timer``) it
+    stops too. Scenarios not weighed count as lost (:attr:`RobustVerdict.keep_plan` needs
+    every one of ``cases``)."""
+    plans: list[float] = []
+    prbs: list[float] = []
+    for sc in cases:
+        if timer() >= deadline:
+            break
+        plans.append(follow_then_prb(snap, plan, sc))
+        prbs.append(follow_then_prb(snap, (), sc))
+        if stop_on_loss and RobustVerdict((plans[-1],), (prbs[-1],), margin).wins == 0:
+            break
+    return RobustVerdict(tuple(plans), tuple(prbs), margin, len(cases))
 
 
 def robust_choice(
@@ -206,21 +224,28 @@ def robust_choice(
     count: int,
     seed: int,
     margin: float = MARGIN,
+    *,
+    budget_s: float = math.inf,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when it beats PRB by ``margin`` in every runtime scenario drawn from
-    ``ratios`` (``count`` of each kind of :data:`KINDS`), or when there is nothing to weigh
-    (no ratios, or ``best`` is PRB's schedule); else ``prb``. Also what was found, for the
-    plan's stats (``robust``: ``kept``/``prb``; scenario wins; the lowest ratio of PRB's
-    objective over the plan's)."""
+    ``ratios`` (``count`` of each kind of :data:`KINDS`, weighed one of each kind in turn,
+    stopping at the first loss), or when there is nothing to weigh (no ratios, or ``best`` is
+    PRB's schedule); else ``prb``, also when ``budget_s`` wall seconds end before every
+    scenario was weighed. Also what was found, for the plan's stats (``robust``:
+    ``kept``/``prb``; scenarios weighed and won; the lowest ratio of PRB's objective over the
+    plan's)."""
     if not ratios or count <= 0 or best is prb or best.assignments == prb.assignments:
         return best, {}
-    cases = [sc for k, kind in enumerate(KINDS) for sc in scenarios(snap, ratios, count,
-                                                                    seed + k, kind)]  # fmt: skip
-    verdict = judge(snap, best.assignments, cases, margin)
-    worst = min((q / p if p > 0 else 1.0) for p, q in zip(verdict.plan, verdict.prb, strict=True))
+    deadline = time.perf_counter() + budget_s
+    by_kind = [scenarios(snap, ratios, count, seed + k, kind) for k, kind in enumerate(KINDS)]
+    cases = [sc for turn in zip(*by_kind, strict=True) for sc in turn]
+    verdict = judge(snap, best.assignments, cases, margin, deadline=deadline, stop_on_loss=True)
+    pairs = zip(verdict.plan, verdict.prb, strict=True)
+    worst = min(((q / p if p > 0 else 1.0) for p, q in pairs), default=1.0)
     extra: dict[str, float | int | str] = {
         "robust": "kept" if verdict.keep_plan else "prb",
         "robust_wins": verdict.wins,
+        "robust_weighed": len(verdict.plan),
         "robust_scenarios": len(cases),
         "robust_min_ratio": round(worst, 4),
     }

@@ -55,8 +55,9 @@ def test_with_early_ends_a_plan_better_on_walltimes_gives_way_to_prb() -> None:
     prb = _replay(jobs, "prb")
     # Real runtimes: the plan made on walltimes loses (this was the hybrid before) ...
     assert _replay(jobs, "hybrid", **hybrid) > prb
-    # ... unless it is weighed under runtime scenarios drawn from what earlier jobs did.
-    assert _replay(jobs, "hybrid", runtime_ratios=(0.02, 0.03), **hybrid) <= prb
+    # ... unless it is weighed under runtime scenarios drawn from what earlier jobs did: then
+    # PRB's plan is chosen and PRB's rule starts the rest, exactly as PRB.
+    assert _replay(jobs, "hybrid", runtime_ratios=(0.02, 0.03), **hybrid) == pytest.approx(prb)
 
 
 def test_follow_then_prb_prices_the_first_decision() -> None:
@@ -73,6 +74,11 @@ def test_follow_then_prb_prices_the_first_decision() -> None:
     assert follow_then_prb(snap, (), walls) == pytest.approx((100 + 105) / 6)
     verdict = judge(snap, plan, [real, walls])
     assert verdict.wins == 1 and not verdict.keep_plan
+    assert judge(snap, plan, [walls]).keep_plan
+    # Scenarios not weighed count as lost: at the deadline, or after the first loss.
+    assert not judge(snap, plan, [walls], deadline=0.0, timer=lambda: 1.0).keep_plan
+    stopped = judge(snap, plan, [real, walls], stop_on_loss=True)
+    assert len(stopped.plan) == 1 and not stopped.keep_plan
 
 
 @settings(max_examples=25, deadline=None)
