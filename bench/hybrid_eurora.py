@@ -51,6 +51,7 @@ from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.hybrid import solver_summary
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
+from wattsched.scheduler.hybrid.robust import KINDS
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eurora"
@@ -199,6 +200,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                 params = dict(hybrid)
                 if protocol == "real" and args.runtime_prior == "history":
                     params["runtime_ratios"] = prior
+                    params["scenario_kinds"] = args.scenario_kinds
                     row["prior"] = "earlier" if prior is earlier else "uniform"
                     row["prior_jobs"] = len(earlier)
                 row["hybrid"] = run_one(nodes, pj, cap, "hybrid", params)
@@ -282,6 +284,12 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=5.0, help="offline search s per replay")
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument(
+        "--scenario-kinds",
+        type=lambda s: s.split(","),
+        default=list(KINDS),
+        help="real protocol: the robust choice's kinds of runtime scenario",
+    )
+    ap.add_argument(
         "--runtime-prior",
         choices=("history", "none"),
         default="history",
@@ -310,6 +318,7 @@ def main() -> None:
             "protocols": args.protocols,
             "n_caps": N_CAPS,
             "runtime_prior": args.runtime_prior,
+            "scenario_kinds": args.scenario_kinds,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }

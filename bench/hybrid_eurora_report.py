@@ -207,22 +207,22 @@ def report(
         "relaxations (fluid, time-indexed LP) and the hybrid's own gap says they are loose; "
         "how much better is possible is unknown.",
         "- Real runtimes: each replay searches once, at time 0, on walltimes; from the first "
-        "early end on, every cycle re-times in PRB's order (`retimed`) or follows a plan that "
-        "PRB's order from the same state does not beat (the fallback, `prb_fallback`). So "
-        "the hybrid differs from PRB only by what it starts before the first early end, and "
-        "that first decision, made on walltimes, is where it loses (e.g. "
-        "hist_200_20140402_154720 at cap 0: PRB starts 7 jobs at time 0, the hybrid's plan, "
-        "better on walltimes, 1 big one; ratio 0.95). A fallback at decision time cannot "
-        "remove that loss without knowing the runtimes.",
+        "early end on the hybrid can only follow PRB (before: re-timed in PRB's order or a "
+        "plan PRB's order does not beat), so it differs from PRB only by what it starts "
+        "before that end. With a runtime prior (`runtime_ratios`, the real-protocol rows "
+        "that have one) the search's plan is weighed against PRB under runtime scenarios and "
+        "kept only if it wins by 2 % in all of them; else PRB's rule runs the replay. The "
+        "prior is the runtime/walltime ratios of the historical jobs that ended before the "
+        "instance (>= 50 of them), else a uniform one: the instance's own runtimes are never "
+        "used.",
     ]
     if before:
         lines += _before(rows, before)
         lines += [
             "",
-            "The previous search's runs were made at a higher load (see the headers of "
-            "the `hybrid_eurora_prev*.json` files: load 10-13 against 2-5 here), so "
-            "this comparison mixes the LNS with more CPU per wall second; the equal-budget "
-            "ablation below isolates the LNS.",
+            "Rows compared with the files given as `--before` (see the command in the "
+            "commit or the notes); runs on a shared machine at different loads buy "
+            "different amounts of search.",
         ]
     abl = path.with_name("hybrid_search_ablation.json")
     if abl.exists():

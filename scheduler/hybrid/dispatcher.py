@@ -32,7 +32,7 @@ from functools import partial
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
-from wattsched.scheduler.hybrid.robust import robust_choice
+from wattsched.scheduler.hybrid.robust import KINDS, robust_choice
 from wattsched.scheduler.hybrid.search import (
     ReplanReport,
     SearchParamError,
@@ -76,8 +76,8 @@ class HybridDispatcher(Dispatcher):
     search budget for the priority-list local search before the CP, :mod:`.localsearch`);
     ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
     with them and those of the jobs ended so far a search's plan must beat PRB in
-    ``scenarios`` runtime scenarios of each kind, :mod:`.robust`, else PRB's rule starts the
-    jobs, as after the first early end; None: plans are judged on walltimes only).
+    ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
+    PRB's rule starts the jobs, as after the first early end; None: judged on walltimes).
     """
 
     name = "hybrid"
@@ -104,6 +104,7 @@ class HybridDispatcher(Dispatcher):
         local_search: float = 0.5,
         runtime_ratios: Sequence[float] | None = None,
         scenarios: int = 2,
+        scenario_kinds: Sequence[str] = KINDS,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -129,6 +130,7 @@ class HybridDispatcher(Dispatcher):
         self.full_plan = full_plan
         self.prior = None if runtime_ratios is None else tuple(runtime_ratios)
         self.scenarios = scenarios
+        self.kinds = tuple(scenario_kinds)
         self.seed = seed
         self._prb_jobs: frozenset[str] | None = None
         """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
@@ -281,7 +283,8 @@ class HybridDispatcher(Dispatcher):
         if self.prior is not None and self.mode == "offline":
             best, robust = robust_choice(snap, outcome.best, outcome.prb,
                                          (*self.prior, *self._ratios), self.scenarios,
-                                         self.seed + self.replans, budget_s=ROBUST_S)  # fmt: skip
+                                         self.seed + self.replans, budget_s=ROBUST_S,
+                                         kinds=self.kinds)  # fmt: skip
             if robust.get("robust") == "prb":
                 self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0

@@ -226,9 +226,10 @@ def robust_choice(
     margin: float = MARGIN,
     *,
     budget_s: float = math.inf,
+    kinds: Sequence[str] = KINDS,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when it beats PRB by ``margin`` in every runtime scenario drawn from
-    ``ratios`` (``count`` of each kind of :data:`KINDS`, weighed one of each kind in turn,
+    ``ratios`` (``count`` of each of ``kinds``, weighed one of each kind in turn,
     stopping at the first loss), or when there is nothing to weigh (no ratios, or ``best`` is
     PRB's schedule); else ``prb``, also when ``budget_s`` wall seconds end before every
     scenario was weighed. Also what was found, for the plan's stats (``robust``:
@@ -237,7 +238,7 @@ def robust_choice(
     if not ratios or count <= 0 or best is prb or best.assignments == prb.assignments:
         return best, {}
     deadline = time.perf_counter() + budget_s
-    by_kind = [scenarios(snap, ratios, count, seed + k, kind) for k, kind in enumerate(KINDS)]
+    by_kind = [scenarios(snap, ratios, count, seed + k, kind) for k, kind in enumerate(kinds)]
     cases = [sc for turn in zip(*by_kind, strict=True) for sc in turn]
     verdict = judge(snap, best.assignments, cases, margin, deadline=deadline, stop_on_loss=True)
     pairs = zip(verdict.plan, verdict.prb, strict=True)
