@@ -201,8 +201,10 @@ def report(
         "- The runs were split to fit a shared 2-core machine (see each file's load above): "
         "12 instances (4 per set) at the tightest third of the caps in both protocols, the "
         "other 200-job instances there with runtime = walltime, 3 instances across the looser "
-        "caps. Offline budget 6 s a replay (the first search 60 % of it): a busy machine buys "
-        "less search than an idle one.",
+        "caps; the real-runtime rows of a later file (`--only` above) replace an earlier "
+        "file's. The walltime rows run no robust choice (no prior), so the code they measure "
+        "is unchanged by it. Offline budget 6 s a replay (the first search 60 % of it): a "
+        "busy machine buys less search than an idle one.",
         "- The 'PRB / bound' figure is an upper limit on any schedule's gain: the bounds are "
         "relaxations (fluid, time-indexed LP) and the hybrid's own gap says they are loose; "
         "how much better is possible is unknown.",
