@@ -54,6 +54,24 @@ def _before(rows: list[dict[str, Any]], before: list[Path]) -> list[str]:
     return lines
 
 
+def _kinds_variant(path: Path) -> list[str]:
+    """One line on a real-runtime run with other kinds of runtime scenario."""
+    import json
+
+    d = json.loads(path.read_text())
+    rows = d["offline"]
+    kept = sum(r["hybrid"].get("solver", {}).get("robust", {}).get("kept", 0) for r in rows)
+    below = sorted(r["ratio"] for r in rows if r["ratio"] < 1 - 1e-9)
+    return [
+        "",
+        f"- `{path.name}` (scenario kinds {d['params'].get('scenario_kinds') or 'all six'}, load "
+        f"{d['machine']['loadavg_start'][0]:.1f}): {len(rows)} real-runtime rows, plans kept "
+        f"{kept}, median ratio {_med([r['ratio'] for r in rows]):.3f}, best "
+        f"{max(r['ratio'] for r in rows):.3f}, below 1.0: {len(below)} "
+        f"({', '.join(f'{b:.3f}' for b in below)}).",
+    ]
+
+
 def _ablation(path: Path) -> list[str]:
     """The variants of ``bench/hybrid_search_ablation.py``: one search each, same budget."""
     import json
@@ -226,6 +244,11 @@ def report(
             "commit or the notes); runs on a shared machine at different loads buy "
             "different amounts of search.",
         ]
+    alts = sorted(path.parent.glob("hybrid_eurora_robust*_real.json"))
+    if alts:
+        lines += ["", "## Kinds of runtime scenario (real runtimes, 12 instances x caps 0-1)"]
+    for alt in alts:
+        lines += _kinds_variant(alt)
     abl = path.with_name("hybrid_search_ablation.json")
     if abl.exists():
         lines += _ablation(abl)
