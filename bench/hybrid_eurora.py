@@ -37,6 +37,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hybrid_runtime_prior import UNIFORM_PRIOR, first_arrival, runtime_ratios
+
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.connectors.traces.eurora import (
     read_eurora_jobs,
@@ -49,6 +51,7 @@ from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.hybrid import solver_summary
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
+from wattsched.scheduler.hybrid.robust import KINDS
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eurora"
@@ -59,6 +62,8 @@ FOLDERS = (
     "synthetic_workloads/jobs_200/ws_21600",
 )
 N_CAPS = 6
+MIN_EARLIER = 50
+"""Fewer ratios of earlier jobs than this: the hybrid's runtime prior is the uniform one."""
 PROTOCOLS = ("walltime", "real")
 
 
@@ -170,8 +175,12 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     hybrid = {"mode": "offline", "total_budget_s": args.budget, "workers": args.workers,
               "lower_bound": "fluid"}  # fmt: skip
+    historical = [f for f in instances([]) if "historical" in str(f)]
+    earliest = min(historical, key=first_arrival)
     for f in instances(args.instances):
         nodes, jobs, info = load(f)
+        earlier = runtime_ratios(DATA, f, earliest)
+        prior = earlier if len(earlier) >= MIN_EARLIER else UNIFORM_PRIOR
         wjobs = with_protocol(jobs, "walltime")
         base = run_one(nodes, wjobs, PowerCap.unlimited(), "prb", {})
         caps = cap_sweep(nodes, jobs, base["peak_w"])
@@ -188,7 +197,13 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     **info,
                 }
                 row["prb"] = run_one(nodes, pj, cap, "prb", {})
-                row["hybrid"] = run_one(nodes, pj, cap, "hybrid", hybrid)
+                params = dict(hybrid)
+                if protocol == "real" and args.runtime_prior == "history":
+                    params["runtime_ratios"] = prior
+                    params["scenario_kinds"] = args.scenario_kinds
+                    row["prior"] = "earlier" if prior is earlier else "uniform"
+                    row["prior_jobs"] = len(earlier)
+                row["hybrid"] = run_one(nodes, pj, cap, "hybrid", params)
                 row.update(bound_of(nodes, pj, cap, protocol))
                 p, h, lb = row["prb"]["objective"], row["hybrid"]["objective"], row["bound"]
                 row["ratio"] = (p / h) if h > 0 else (1.0 if p == 0 else math.inf)
@@ -268,6 +283,18 @@ def main() -> None:
     ap.add_argument("--protocols", type=lambda s: s.split(","), default=list(PROTOCOLS))
     ap.add_argument("--budget", type=float, default=5.0, help="offline search s per replay")
     ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument(
+        "--scenario-kinds",
+        type=lambda s: s.split(","),
+        default=list(KINDS),
+        help="real protocol: the robust choice's kinds of runtime scenario",
+    )
+    ap.add_argument(
+        "--runtime-prior",
+        choices=("history", "none"),
+        default="history",
+        help="real protocol: the hybrid's runtime prior (see hybrid_runtime_prior)",
+    )
     ap.add_argument("--online-traces", type=int, default=2)
     ap.add_argument("--online-runs", type=int, default=3)
     ap.add_argument("--online-cap", type=float, default=1500.0)
@@ -290,6 +317,8 @@ def main() -> None:
             "caps": args.caps,
             "protocols": args.protocols,
             "n_caps": N_CAPS,
+            "runtime_prior": args.runtime_prior,
+            "scenario_kinds": args.scenario_kinds,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }

@@ -1,10 +1,12 @@
 """The markdown summary and plots of ``bench/hybrid_eurora.py``'s JSON results.
 
 Usage: ``.venv/bin/python bench/hybrid_eurora_report.py RESULT.json [MORE.json ...]
-[--before OLD.json,...] [--name STEM]``: the rows of every file together (e.g. a run per
-protocol or cap range, made on a shared machine in parts), written as ``<STEM>.md`` and
-``<STEM>_ratios.png`` beside the first (default: its stem). ``--before``: results of an
-earlier search, compared row by row (same instance, protocol and cap) with these.
+[--before OLD.json,...] [--name STEM] [--only FILE.json:PROTOCOL,...]``: the rows of every
+file together (e.g. a run per protocol or cap range, made on a shared machine in parts),
+written as ``<STEM>.md`` and ``<STEM>_ratios.png`` beside the first (default: its stem).
+``--before``: results of an earlier search, compared row by row (same instance, protocol and
+cap) with these. ``--only``: take one protocol's rows from a file (another file re-ran the
+other).
 """
 
 from __future__ import annotations
@@ -52,6 +54,24 @@ def _before(rows: list[dict[str, Any]], before: list[Path]) -> list[str]:
     return lines
 
 
+def _kinds_variant(path: Path) -> list[str]:
+    """One line on a real-runtime run with other kinds of runtime scenario."""
+    import json
+
+    d = json.loads(path.read_text())
+    rows = d["offline"]
+    kept = sum(r["hybrid"].get("solver", {}).get("robust", {}).get("kept", 0) for r in rows)
+    below = sorted(r["ratio"] for r in rows if r["ratio"] < 1 - 1e-9)
+    return [
+        "",
+        f"- `{path.name}` (scenario kinds {d['params'].get('scenario_kinds') or 'all six'}, load "
+        f"{d['machine']['loadavg_start'][0]:.1f}): {len(rows)} real-runtime rows, plans kept "
+        f"{kept}, median ratio {_med([r['ratio'] for r in rows]):.3f}, best "
+        f"{max(r['ratio'] for r in rows):.3f}, below 1.0: {len(below)} "
+        f"({', '.join(f'{b:.3f}' for b in below)}).",
+    ]
+
+
 def _ablation(path: Path) -> list[str]:
     """The variants of ``bench/hybrid_search_ablation.py``: one search each, same budget."""
     import json
@@ -76,13 +96,26 @@ def _ablation(path: Path) -> list[str]:
 
 
 def report(
-    path: Path, *more: Path, before: list[Path] | None = None, name: str | None = None
+    path: Path,
+    *more: Path,
+    before: list[Path] | None = None,
+    name: str | None = None,
+    only: dict[str, str] | None = None,
 ) -> str:
+    """The report of ``path`` and ``more`` together; ``only`` maps a file name to the one
+    protocol whose rows are taken from it (e.g. when a later file re-ran the other)."""
     import json
 
-    parts = [json.loads(p.read_text()) for p in (path, *more)]
+    only = only or {}
+    files = (path, *more)
+    parts = [json.loads(p.read_text()) for p in files]
     data = parts[0]
-    rows: list[dict[str, Any]] = [r for d in parts for r in d["offline"]]
+    rows: list[dict[str, Any]] = [
+        r
+        for p, d in zip(files, parts, strict=True)
+        for r in d["offline"]
+        if r["protocol"] == only.get(p.name, r["protocol"])
+    ]
     data["online"] = [o for d in parts for o in (d.get("online") or [])]
     lines = [
         "# Hybrid dispatcher on the Eurora 200-job instances (power-capping paper, section 6)",
@@ -90,9 +123,10 @@ def report(
     ]
     for p, d in zip((path, *more), parts, strict=True):
         m = d["machine"]
+        taken = f" (only its `{only[p.name]}` rows here)" if p.name in only else ""
         lines.append(
-            f"- `{p.name}`: run {m['date']} on `{m['uname']}`, {m['nproc']} cores shared with "
-            f"other agents (load average {m['loadavg_start'][0]:.1f} at the start, "
+            f"- `{p.name}`{taken}: run {m['date']} on `{m['uname']}`, {m['nproc']} cores "
+            f"shared with other agents (load average {m['loadavg_start'][0]:.1f} at the start, "
             f"{m.get('loadavg_end', [math.nan])[0]:.1f} at the end), {d['total_s']} s; "
             f"command `{m['command']}`; parameters {d['params']}."
         )
@@ -151,6 +185,18 @@ def report(
         "search; `cpN-mapper`/`cpN-list` a CP solution; `lnscN` an LNS move on the CP from a "
         "conflict set, `lnswN` from a window; `-list` decoded as a priority list).",
     ]
+    real = [r for r in rows if "prior" in r]
+    if real:
+        robust: Counter[str] = Counter()
+        for r in real:
+            robust.update(r["hybrid"].get("solver", {}).get("robust", {}))
+        priors = Counter(r["prior"] for r in real)
+        lines.append(
+            f"- robust choice ({len(real)} real-runtime rows, `scheduler/hybrid/robust.py`): "
+            f"plans kept {robust['kept']}, replaced by PRB's {robust['prb']}; runtime prior: "
+            + ", ".join(f"{k} {c} rows" for k, c in sorted(priors.items()))
+            + " (`bench/hybrid_runtime_prior.py`)."
+        )
     onl = data.get("online") or []
     if onl:
         lines += ["", "## Online (real arrivals and runtimes, 1 s cycle budget)", ""]
@@ -173,29 +219,36 @@ def report(
         "- The runs were split to fit a shared 2-core machine (see each file's load above): "
         "12 instances (4 per set) at the tightest third of the caps in both protocols, the "
         "other 200-job instances there with runtime = walltime, 3 instances across the looser "
-        "caps. Offline budget 6 s a replay (the first search 60 % of it): a busy machine buys "
-        "less search than an idle one.",
+        "caps; the real-runtime rows of a later file (`--only` above) replace an earlier "
+        "file's. The walltime rows run no robust choice (no prior), so the code they measure "
+        "is unchanged by it. Offline budget 6 s a replay (the first search 60 % of it): a "
+        "busy machine buys less search than an idle one.",
         "- The 'PRB / bound' figure is an upper limit on any schedule's gain: the bounds are "
         "relaxations (fluid, time-indexed LP) and the hybrid's own gap says they are loose; "
         "how much better is possible is unknown.",
         "- Real runtimes: each replay searches once, at time 0, on walltimes; from the first "
-        "early end on, every cycle re-times in PRB's order (`retimed`) or follows a plan that "
-        "PRB's order from the same state does not beat (the fallback, `prb_fallback`). So "
-        "the hybrid differs from PRB only by what it starts before the first early end, and "
-        "that first decision, made on walltimes, is where it loses (e.g. "
-        "hist_200_20140402_154720 at cap 0: PRB starts 7 jobs at time 0, the hybrid's plan, "
-        "better on walltimes, 1 big one; ratio 0.95). A fallback at decision time cannot "
-        "remove that loss without knowing the runtimes.",
+        "early end on the hybrid can only follow PRB (before: re-timed in PRB's order or a "
+        "plan PRB's order does not beat), so it differs from PRB only by what it starts "
+        "before that end. With a runtime prior (`runtime_ratios`, the real-protocol rows "
+        "that have one) the search's plan is weighed against PRB under runtime scenarios and "
+        "kept only if it wins by 2 % in all of them; else PRB's rule runs the replay. The "
+        "prior is the runtime/walltime ratios of the historical jobs that ended before the "
+        "instance (>= 50 of them), else a uniform one: the instance's own runtimes are never "
+        "used.",
     ]
     if before:
         lines += _before(rows, before)
         lines += [
             "",
-            "The previous search's runs were made at a higher load (see the headers of "
-            "the `hybrid_eurora_prev*.json` files: load 10-13 against 2-5 here), so "
-            "this comparison mixes the LNS with more CPU per wall second; the equal-budget "
-            "ablation below isolates the LNS.",
+            "Rows compared with the files given as `--before` (see the command in the "
+            "commit or the notes); runs on a shared machine at different loads buy "
+            "different amounts of search.",
         ]
+    alts = sorted(path.parent.glob("hybrid_eurora_robust*_real.json"))
+    if alts:
+        lines += ["", "## Kinds of runtime scenario (real runtimes, 12 instances x caps 0-1)"]
+    for alt in alts:
+        lines += _kinds_variant(alt)
     abl = path.with_name("hybrid_search_ablation.json")
     if abl.exists():
         lines += _ablation(abl)
@@ -242,5 +295,11 @@ if __name__ == "__main__":
     ap.add_argument("results", nargs="+", type=Path)
     ap.add_argument("--before", type=lambda s: [Path(x) for x in s.split(",")], default=[])
     ap.add_argument("--name", default=None)
+    ap.add_argument(
+        "--only",
+        type=lambda s: dict(x.split(":") for x in s.split(",")),
+        default={},
+        help="FILE.json:PROTOCOL,...: take only that protocol's rows",
+    )
     a = ap.parse_args()
-    print(report(*a.results, before=a.before, name=a.name))
+    print(report(*a.results, before=a.before, name=a.name, only=a.only))

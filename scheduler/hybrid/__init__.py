@@ -59,7 +59,8 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
     Cycles that ran no search (status ``idle`` or ``reused``) are counted but left out of
     the figures. ``improved_over_prb`` counts searches whose best schedule was not PRB's.
     ``bound`` is the valid lower bound of the last search (:mod:`.bound`), ``first_gap`` the
-    first search's best objective over its bound.
+    first search's best objective over its bound. ``robust``: how many searches' plans were
+    kept or replaced by PRB's by the robust choice (:mod:`.robust`).
     """
     searched = [s for s in stats if s.status not in NOT_SEARCHED]
     secs = [s.seconds for s in searched]
@@ -87,4 +88,5 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         "first_bound": first.bound if first else None,
         "first_gap": first.extra.get("gap") if first else None,
         "first_source": first.extra.get("best_source") if first else None,
+        "robust": dict(Counter(str(s.extra["robust"]) for s in searched if "robust" in s.extra)),
     }

@@ -25,14 +25,16 @@ import logging
 import math
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
+from wattsched.scheduler.hybrid.robust import KINDS, robust_choice
 from wattsched.scheduler.hybrid.search import (
+    ReplanReport,
     SearchParamError,
     SearchParams,
     TimeoutPolicy,
@@ -50,17 +52,8 @@ OFFLINE_TOTAL_BUDGET_S = 20.0
 """Default wall seconds of search for a whole offline replay (the paper's method takes
 15-20 s an instance); later re-plans get what is left, then jobs start by the PRB rule."""
 MIN_REPLAN_S = 0.05
-
-
-@dataclass(frozen=True, slots=True)
-class ReplanReport:
-    """What one re-plan did, for a progress line."""
-
-    time: int
-    queued: int
-    stats: SolverStats
-    spent_s: float
-    left_s: float
+ROBUST_S = 4.0
+"""Wall seconds at most for weighing a plan under runtime scenarios (:mod:`.robust`)."""
 
 
 class HybridDispatcher(Dispatcher):
@@ -80,7 +73,11 @@ class HybridDispatcher(Dispatcher):
     feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
     the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
-    search budget for the priority-list local search before the CP, :mod:`.localsearch`).
+    search budget for the priority-list local search before the CP, :mod:`.localsearch`);
+    ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
+    with them and those of the jobs ended so far a search's plan must beat PRB in
+    ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
+    PRB's rule starts the jobs, as after the first early end; None: judged on walltimes).
     """
 
     name = "hybrid"
@@ -105,6 +102,9 @@ class HybridDispatcher(Dispatcher):
         total_budget_s: float | None = None,
         lower_bound: str | None = None,
         local_search: float = 0.5,
+        runtime_ratios: Sequence[float] | None = None,
+        scenarios: int = 2,
+        scenario_kinds: Sequence[str] = KINDS,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -128,6 +128,12 @@ class HybridDispatcher(Dispatcher):
         self.on_replan: Callable[[ReplanReport], None] | None = None
         """Called after each re-plan (the CLI prints a progress line); None: silent."""
         self.full_plan = full_plan
+        self.prior = None if runtime_ratios is None else tuple(runtime_ratios)
+        self.scenarios = scenarios
+        self.kinds = tuple(scenario_kinds)
+        self.seed = seed
+        self._prb_jobs: frozenset[str] | None = None
+        """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
         self.fill_now = (mode == "online") if fill_now is None else fill_now
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(
@@ -242,6 +248,8 @@ class HybridDispatcher(Dispatcher):
         if not snap.queued:
             self._schedule = {}
             return Plan(snap.time, (), SolverStats(status="idle"))
+        if self._prb_jobs is not None and {j.id for j in snap.queued} <= self._prb_jobs:
+            return self._budget_spent(snap, "prb_rule")
         if self._still_on_plan(snap):
             queued = {j.id for j in snap.queued}
             kept = tuple(
@@ -252,6 +260,9 @@ class HybridDispatcher(Dispatcher):
             if self.mode == "offline" and ended_early(
                 snap, self._schedule, self._walltime, self._running_ends
             ):
+                if self.prior is not None:  # as robust.follow_then_prb: PRB from now on
+                    self._prb_jobs = frozenset(j.id for j in snap.queued)
+                    return self._budget_spent(snap, "prb_rule")
                 return self._retimed(snap)
             fallback = self._prb_if_better(snap)
             if fallback is not None:
@@ -268,18 +279,25 @@ class HybridDispatcher(Dispatcher):
             params = replace(params, budget_s=min(params.budget_s or math.inf, share))
         t0 = time.perf_counter()
         outcome = hybrid_search(snap, self.cache, params)
+        best, robust = outcome.best, {}
+        if self.prior is not None and self.mode == "offline":
+            best, robust = robust_choice(snap, outcome.best, outcome.prb,
+                                         (*self.prior, *self._ratios), self.scenarios,
+                                         self.seed + self.replans, budget_s=ROBUST_S,
+                                         kinds=self.kinds)  # fmt: skip
+            if robust.get("robust") == "prb":
+                self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
-        assignments = outcome.best.assignments
-        stats = outcome.stats
+        assignments = best.assignments
+        stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust, "mode": self.mode})
         if self.on_replan is not None:
             self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,
                                         self.total_budget_s - self.spent_s))  # fmt: skip
-        if not outcome.best.complete:
+        if not best.complete:
             log.warning("hybrid: some jobs fit nowhere at t=%d; they wait", snap.time)
-        if self.mode == "offline" or outcome.best.complete:
+        if self.mode == "offline" or best.complete:
             self._remember(snap, assignments)
-        stats = replace(stats, extra={**stats.extra, "mode": self.mode})
         selected = self._checked(snap, self._select(snap, assignments))
         if self.fill_now:
             filled = self._fill(snap, selected)
@@ -331,15 +349,16 @@ class HybridDispatcher(Dispatcher):
         later = [a.start for a in self._schedule.values() if a.start > snap.time]
         return min(later, default=None)
 
-    def _budget_spent(self, snap: Snapshot) -> Plan:
-        """The offline budget is spent: the rest of the replay starts jobs by the PRB rule."""
+    def _budget_spent(self, snap: Snapshot, status: str = "budget_spent") -> Plan:
+        """Jobs start by the PRB rule: the offline budget is spent, or (``prb_rule``, with
+        ``runtime_ratios``) PRB's plan was chosen or jobs ended early, until new jobs come."""
         state = self.cache.state(snap)
         ends = {rj.job.id: rj.end_estimate for rj in snap.running}
         res = list_schedule(
             state, self.cache, prb_order(snap.queued), snap.time, ends,
             node_order=prb_node_order, full=False,
         )  # fmt: skip
-        return Plan(snap.time, tuple(res.assignments), SolverStats(status="budget_spent"))
+        return Plan(snap.time, tuple(res.assignments), SolverStats(status=status))
 
     def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """The starts of ``selected`` that really fit now, in order; the others wait.

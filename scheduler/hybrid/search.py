@@ -39,6 +39,7 @@ from wattsched.scheduler.hybrid.problem import (
     build_problem,
 )
 from wattsched.scheduler.hybrid.search_params import (
+    ReplanReport,
     SearchOutcome,
     SearchParamError,
     SearchParams,
@@ -50,7 +51,14 @@ from wattsched.scheduler.model import Job, Snapshot, SolverStats
 Timer = Callable[[], float]
 log = logging.getLogger(__name__)
 
-__all__ = ["SearchOutcome", "SearchParamError", "SearchParams", "TimeoutPolicy", "hybrid_search"]
+__all__ = [
+    "ReplanReport",
+    "SearchOutcome",
+    "SearchParamError",
+    "SearchParams",
+    "TimeoutPolicy",
+    "hybrid_search",
+]
 
 
 def _wspt_orders(jobs: Sequence[Job], max_ewt: int) -> list[tuple[str, list[Job]]]:

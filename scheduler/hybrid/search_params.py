@@ -111,3 +111,14 @@ class SearchOutcome:
     history: list[tuple[str, float]] = field(default_factory=list)
     """``(source, real objective)`` of every mapped schedule, in order."""
     cuts: list[Cut] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplanReport:
+    """What one re-plan did, for a progress line."""
+
+    time: int
+    queued: int
+    stats: SolverStats
+    spent_s: float
+    left_s: float
