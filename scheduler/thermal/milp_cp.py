@@ -25,6 +25,7 @@ infeasible one proves the optimum), all within one time limit.
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ import numpy as np
 
 from wattsched.scheduler.thermal.instance import IntArray, ThermalInstance, makespan
 from wattsched.scheduler.thermal.milp import MILLI_SCALE, MilpResult
+
+log = logging.getLogger(__name__)
 
 _MC = 1000 * MILLI_SCALE
 """Thermal rows in units of 1e-7 C (millidegrees x MILLI_SCALE), as in :mod:`.milp`."""
@@ -139,7 +142,7 @@ def _build(inst: ThermalInstance, horizon: int, cloud: bool, decision: bool) -> 
                 cp.add(sum(a[i, :, t]) <= q * on[i, t])
                 cp.add(sum(a[i, :, t]) >= on[i, t])
     else:
-        _no_interleaving(cp, inst, a, e, steps)
+        _no_interleaving(cp, inst, a, e, mk)
     _thermal(cp, inst, a, on, q, steps)
     _redundant(cp, inst, e, mk)
     _symmetry(cp, inst, e)
@@ -148,21 +151,27 @@ def _build(inst: ThermalInstance, horizon: int, cloud: bool, decision: bool) -> 
     return _Model(cp, a, mk, q, {"e": e, "used": used})
 
 
-def _no_interleaving(cp: Any, inst: ThermalInstance, a: np.ndarray, e: np.ndarray, L: int) -> None:
-    """HPC: job ``j``'s steps on node ``i`` lie in an optional interval; intervals on a node
-    do not overlap (so no job runs inside another's span: eq. 11-19)."""
+def _no_interleaving(cp: Any, inst: ThermalInstance, a: np.ndarray, e: np.ndarray, mk: Any) -> None:
+    """HPC: job ``j``'s steps on node ``i`` lie in an optional interval at least its
+    :func:`min_spans` long; intervals on a node do not overlap (so no job runs inside
+    another's span: eq. 11-19), and their lengths fit in ``M``."""
+    steps = a.shape[2]
+    spans = min_spans(inst)
     for i in range(inst.n_nodes):
         ivs = []
         for j in range(inst.n_jobs):
-            w = int(inst.work[j])
-            s = cp.new_int_var(0, max(0, L - w), "")
-            end = cp.new_int_var(min(w, L), L, "")
-            size = cp.new_int_var(min(w, L), L, "")
+            d = spans[j]
+            s = cp.new_int_var(0, max(0, steps - d), "")
+            end = cp.new_int_var(min(d, steps), steps, "")
+            size = cp.new_int_var(min(d, steps), steps, "")
+            cp.add(size >= d).only_enforce_if(e[i, j])
+            cp.add(end <= mk).only_enforce_if(e[i, j])
             ivs.append(cp.new_optional_interval_var(s, size, end, e[i, j], ""))
-            for t in range(L):
+            for t in range(steps):
                 cp.add(s <= t).only_enforce_if(a[i, j, t])
                 cp.add(end >= t + 1).only_enforce_if(a[i, j, t])
         cp.add_no_overlap(ivs)
+        cp.add(sum(spans[j] * e[i, j] for j in range(inst.n_jobs)) <= mk)
 
 
 def _thermal(
@@ -190,6 +199,36 @@ def _thermal(
                 heat += sum(int(ci[i, k]) * on[k, t] for k in range(n))
             cp.add(MILLI_SCALE * cur[i] >= fs * prev[i] + heat)
         prev = cur
+
+
+def min_spans(inst: ThermalInstance) -> list[int]:
+    """Per job, the fewest steps from its first to its last step of work (inclusive) alone on a
+    cold node, in the HPC setting: a lower bound on its span in any schedule (its node starts
+    no cooler, and the other nodes' recirculation only adds heat). Exact dynamic programme over
+    the work done, keeping the coolest outlet for each (a cooler node can do whatever a
+    hotter one can)."""
+    cap = inst.t_thresh - inst.t_sup + 1e-6
+    g = (1.0 - inst.f) * (inst.r + float(np.diag(inst.d).min()))
+    spans = []
+    for j in range(inst.n_jobs):
+        rise = g * (float(inst.power[j]) + inst.p_idle)
+        w = int(inst.work[j])
+        best = {0: 0.0}  # work done -> coolest outlet rise
+        steps = 0
+        while w not in best:
+            steps += 1
+            nxt: dict[int, float] = {}
+            for k, th in best.items():
+                for dk, th2 in ((0, inst.f * th), (1, inst.f * th + rise)):
+                    if (k + dk == 0) or th2 > cap or (k + dk) > w:
+                        continue  # the span starts with the first step of work
+                    if th2 < nxt.get(k + dk, math.inf):
+                        nxt[k + dk] = th2
+            if not nxt or steps > 100 * w:
+                raise ValueError(f"job {j} cannot run alone under the threshold")
+            best = nxt
+        spans.append(steps)
+    return spans
 
 
 def heat_rows(inst: ThermalInstance) -> tuple[np.ndarray, int, int]:
@@ -306,6 +345,7 @@ def search(
         best = r.alloc
     if r.bound is not None:
         lb = max(lb, math.ceil(r.bound - 1e-9))
+    log.debug("makespan solve: %s %s bound %s, %.1f s", r.status, r.makespan, r.bound, r.seconds)
     if r.status == "infeasible":  # the incumbent's horizon has no schedule: cannot be
         raise RuntimeError(f"the incumbent (makespan {makespan(best)}) is not a schedule")
     while makespan(best) - 1 >= lb:
@@ -313,6 +353,7 @@ def search(
         if left < 0.5:
             break
         d = solve_cp(inst, makespan(best) - 1, cloud, left, workers, decision=True)
+        log.debug("decision at %d: %s, %.1f s", makespan(best) - 1, d.status, d.seconds)
         if d.alloc is not None:
             best = d.alloc
         elif d.status == "infeasible":
