@@ -144,7 +144,7 @@ def _build(inst: ThermalInstance, horizon: int, cloud: bool, decision: bool) -> 
     else:
         _no_interleaving(cp, inst, a, e, mk)
     _thermal(cp, inst, a, on, q, steps)
-    _redundant(cp, inst, e, mk)
+    _redundant(cp, inst, e, mk, on)
     _symmetry(cp, inst, e)
     if not decision:
         cp.minimize(mk)
@@ -247,14 +247,24 @@ def heat_rows(inst: ThermalInstance) -> tuple[np.ndarray, int, int]:
     return coef, cap_hi, math.ceil(cap_hi * inst.f / (1.0 - inst.f))
 
 
-def _redundant(cp: Any, inst: ThermalInstance, e: np.ndarray, mk: Any) -> None:
-    """Per node: the work given to it fits in ``M`` steps; the heat balance (:func:`heat_rows`)."""
+def _redundant(cp: Any, inst: ThermalInstance, e: np.ndarray, mk: Any, on: Any) -> None:
+    """Per node: the work given to it fits in ``M`` steps; the heat balance (:func:`heat_rows`;
+    in the Cloud setting with the idle power of the steps the nodes are on, not of the work:
+    partial steps draw ``P_idle`` too)."""
     coef, cap_hi, tail = heat_rows(inst)
     n, nj = inst.n_nodes, inst.n_jobs
+    m = inst.r * np.eye(n) + inst.d
+    if on is not None:
+        dyn = np.floor(m[:, :, None] * (inst.work * inst.power)[None, None, :] * 1000)
+        idle = np.floor(m * inst.p_idle * 1000)
     for i in range(n):
         cp.add(sum(int(inst.work[j]) * e[i, j] for j in range(nj)) <= mk)
         heat = sum(int(coef[i, k, j]) * e[k, j] for k in range(n) for j in range(nj))
         cp.add(heat <= cap_hi * mk + tail)
+        if on is not None:
+            heat = sum(int(dyn[i, k, j]) * e[k, j] for k in range(n) for j in range(nj))
+            heat += sum(int(idle[i, k]) * sum(on[k]) for k in range(n))
+            cp.add(heat <= cap_hi * mk + tail)
 
 
 def _symmetry(cp: Any, inst: ThermalInstance, e: np.ndarray) -> None:
@@ -329,7 +339,7 @@ def search(
     cloud: bool = False,
     time_limit_s: float = 60.0,
     workers: int = 8,
-    first_share: float = 0.5,
+    first_share: float = 1.0,
 ) -> MilpResult:
     """The best schedule found within ``time_limit_s`` (all solves together), starting from a
     valid ``incumbent`` (units of the setting: ``q = 10`` in Cloud): a makespan solve hinted
