@@ -31,7 +31,7 @@ from functools import partial
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid.mapping import map_schedule
-from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, retime
+from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, prb_rule_plan, retime
 from wattsched.scheduler.hybrid.robust import KINDS, robust_choice
 from wattsched.scheduler.hybrid.search import (
     ReplanReport,
@@ -249,7 +249,7 @@ class HybridDispatcher(Dispatcher):
             self._schedule = {}
             return Plan(snap.time, (), SolverStats(status="idle"))
         if self._prb_jobs is not None and {j.id for j in snap.queued} <= self._prb_jobs:
-            return self._budget_spent(snap, "prb_rule")
+            return prb_rule_plan(snap, self.cache, "prb_rule")
         if self._still_on_plan(snap):
             queued = {j.id for j in snap.queued}
             kept = tuple(
@@ -262,7 +262,7 @@ class HybridDispatcher(Dispatcher):
             ):
                 if self.prior is not None:  # as robust.follow_then_prb: PRB from now on
                     self._prb_jobs = frozenset(j.id for j in snap.queued)
-                    return self._budget_spent(snap, "prb_rule")
+                    return prb_rule_plan(snap, self.cache, "prb_rule")
                 return self._retimed(snap)
             fallback = self._prb_if_better(snap)
             if fallback is not None:
@@ -271,7 +271,7 @@ class HybridDispatcher(Dispatcher):
             return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
         if left <= MIN_REPLAN_S:
-            return self._budget_spent(snap)
+            return prb_rule_plan(snap, self.cache, "budget_spent")
         params = self.params
         if math.isfinite(left):
             # A re-plan gets at most 60 % of what is left: later ones still get some.
@@ -348,17 +348,6 @@ class HybridDispatcher(Dispatcher):
         a planned start need not fall on a job end or an arrival)."""
         later = [a.start for a in self._schedule.values() if a.start > snap.time]
         return min(later, default=None)
-
-    def _budget_spent(self, snap: Snapshot, status: str = "budget_spent") -> Plan:
-        """Jobs start by the PRB rule: the offline budget is spent, or (``prb_rule``, with
-        ``runtime_ratios``) PRB's plan was chosen or jobs ended early, until new jobs come."""
-        state = self.cache.state(snap)
-        ends = {rj.job.id: rj.end_estimate for rj in snap.running}
-        res = list_schedule(
-            state, self.cache, prb_order(snap.queued), snap.time, ends,
-            node_order=prb_node_order, full=False,
-        )  # fmt: skip
-        return Plan(snap.time, tuple(res.assignments), SolverStats(status=status))
 
     def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """The starts of ``selected`` that really fit now, in order; the others wait.

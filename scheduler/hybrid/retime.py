@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from wattsched.scheduler.dispatcher import prb_key, prb_order
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
+from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Assignment, Snapshot
+from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+from wattsched.scheduler.prb import prb_node_order
 
 
 def ended_early(
@@ -85,3 +87,16 @@ def _orders(
     plan = map_schedule(snap, cache, by_plan, release=None, source="retime")
     prb = map_schedule(snap, cache, prb_order(snap.queued), release=None, source="prb")
     return plan, prb
+
+
+def prb_rule_plan(snap: Snapshot, cache: StateCache, status: str) -> Plan:
+    """Jobs start by the PRB rule (its order and node order, from the cluster as it is):
+    ``budget_spent``, the offline budget is spent; ``prb_rule``, with runtime ratios, PRB's
+    plan was chosen or jobs ended early (:mod:`.robust`), until new jobs come."""
+    state = cache.state(snap)
+    ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+    res = list_schedule(
+        state, cache, prb_order(snap.queued), snap.time, ends,
+        node_order=prb_node_order, full=False,
+    )  # fmt: skip
+    return Plan(snap.time, tuple(res.assignments), SolverStats(status=status))
