@@ -42,14 +42,16 @@ from wattsched.powerctl.policy import (
 from wattsched.powerctl.selection import (
     choose_on,
     fits_cap,
+    free_capacity,
     keeps_shapes,
     node_room,
     off_extra_w,
 )
 from wattsched.powerctl.views import SnapshotViews
-from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
+from wattsched.scheduler.model import Job, Node, Plan, PowerState, Resources, Snapshot
 
 _ALL = Resources(cores=1 << 30)
+_POWERED = (PowerState.ON, PowerState.BOOTING)
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -77,16 +79,25 @@ class HGFSParams:
     period_s: int = 300
     """How often the policy wants to be asked while idle times or waits still grow."""
     backoff_s: int = DEFAULT_BACKOFF_S
+    need_on: float = 0.0
+    """Rule 1b (not in the paper): power on until the powered nodes' free resources cover this
+    fraction of the queued jobs' pooled need, and power none off that would leave less (1: the
+    idle-timeout policy's power-on; 0, the default: the paper's rule 1 alone)."""
+    spare_on: int = 0
+    """Rule 4 (not in the paper): keep this many powered nodes idle, ready for the next
+    arrivals (power nodes on when fewer are, power none off that would leave fewer)."""
 
     def __post_init__(self) -> None:
         for name in ("wait_on_s", "wait_off_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise _bad(name, value, "must be a finite number >= 0")
-        for name in ("queue_on", "queue_off", "min_on", "backoff_s"):
+        for name in ("queue_on", "queue_off", "min_on", "spare_on", "backoff_s"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise _bad(name, value, "must be an integer >= 0")
+        if not (isinstance(self.need_on, int | float) and 0.0 <= self.need_on <= 1.0):
+            raise _bad("need_on", self.need_on, "must lie in [0, 1]")
         if not isinstance(self.period_s, int) or self.period_s <= 0:
             raise _bad("period_s", self.period_s, "must be an integer > 0")
         if self.wait_off_s > self.wait_on_s:
@@ -190,6 +201,10 @@ class HGFSPolicy(PowerPolicy):
         rooms = self.views.shape_rooms(snap)
         unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
         short = Resources(*(max(0, a - b) for a, b in zip(largest, on_slots, strict=True)))
+        slack = self._need_slack(snap, qv.need) if queued else None
+        if slack is not None:
+            # Rule 1b: the free resources of the powered nodes cover need_on of the queue's.
+            short = Resources(*(max(a, -b) for a, b in zip(short.as_tuple(), slack, strict=True)))
         draw_of = lambda: self.views.draw(snap, plan)  # noqa: E731
         on = choose_on(snap, plan, candidates, short, must_fit=unfit, draw_of=draw_of)
         rule1 = any(short.as_tuple()) or bool(unfit)
@@ -202,6 +217,12 @@ class HGFSPolicy(PowerPolicy):
         if missing > 0:
             rest = [n for n in candidates if n not in on]
             on += choose_on(snap, plan, rest, _ALL, max_nodes=missing, draw_of=draw_of)
+        spare = self._spare(snap, powered) if p.spare_on else 0
+        if p.spare_on > spare + len(on):
+            # Rule 4: a reserve of idle powered nodes.
+            rest = [n for n in candidates if n not in on]
+            more = p.spare_on - spare - len(on)
+            on += choose_on(snap, plan, rest, _ALL, max_nodes=more, draw_of=draw_of)
         if rule1 or rule2 or on:
             left = [n for n in candidates if n not in on]
             return PowerDecision(
@@ -213,8 +234,33 @@ class HGFSPolicy(PowerPolicy):
                 recheck_at=period if queued and left else None,
             )
         return self._power_off(
-            snap, plan, since, queued, mean_wait, powered, largest, shapes, bool(candidates)
+            snap,
+            plan,
+            since,
+            queued,
+            mean_wait,
+            powered,
+            largest,
+            shapes,
+            bool(candidates),
+            slack,
+            spare - p.spare_on if p.spare_on else None,
         )
+
+    def _spare(self, snap: Snapshot, powered: list[Node]) -> int:
+        """How many powered (on or booting) available nodes run nothing."""
+        busy = self.tracker.busy(snap)
+        return sum(1 for n in powered if n.available and n.name not in busy)
+
+    def _need_slack(self, snap: Snapshot, need: Sequence[int]) -> list[int] | None:
+        """Per resource, the powered nodes' free resources beyond ``need_on`` of the queued
+        jobs' pooled ``need`` (negative: short); None when rule 1b is off."""
+        if self.params.need_on <= 0.0:
+            return None
+        free = free_capacity(snap, _POWERED).as_tuple()
+        return [
+            f - math.ceil(self.params.need_on * n - 1e-9) for f, n in zip(free, need, strict=True)
+        ]
 
     def _power_off(
         self,
@@ -227,6 +273,8 @@ class HGFSPolicy(PowerPolicy):
         largest: list[int],
         shapes: dict[Resources, int],
         can_power_on: bool,
+        slack: list[int] | None,
+        spare_left: int | None,
     ) -> PowerDecision:
         p = self.params
         busy, planned = self.tracker.busy(snap), planned_nodes(plan)
@@ -240,6 +288,8 @@ class HGFSPolicy(PowerPolicy):
         fuzzy = p.fuzzy_off_count(idle_times)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
+        if spare_left is not None:
+            want = min(want, max(0, spare_left))  # rule 4: keep the reserve
         slots = self.views.nodes(snap).on_slots
         rooms = self.views.shape_rooms(snap)
         draw = self.views.draw(snap, plan) if want else 0.0
@@ -252,6 +302,10 @@ class HGFSPolicy(PowerPolicy):
                 continue  # rule 1 again: keep room for the largest queued job
             if not keeps_shapes(node, shapes, rooms):
                 continue  # and a place for every unit of every queued job
+            if slack is not None:
+                if any(n and c > s for n, c, s in zip(largest, cap, slack, strict=True)):
+                    continue  # rule 1b: keep need_on of the queue's need free
+                slack = [s - c for s, c in zip(slack, cap, strict=True)]
             if not fits_cap(snap, draw, off_extra_w(node), node):
                 continue
             draw += off_extra_w(node)

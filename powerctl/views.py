@@ -76,6 +76,8 @@ class QueueView:
     most: list[int]
     """The largest request of each resource among them."""
     shapes: dict[Shape, int]
+    need: list[int]
+    """Their pooled need of each resource."""
 
     def mean_wait(self, now: int) -> float:
         """Mean wait of the queued jobs at ``now`` (0 when none wait)."""
@@ -141,9 +143,11 @@ class SnapshotViews:
         if self._queue_view is None or snap.queued is not self._queued:
             queued = [j for j in snap.queued if not j.held]
             asked = [tuple(a * j.units for a in j.unit.as_tuple()) for j in queued]
-            most = [max(col) for col in zip(*asked, strict=True)] if asked else [0] * 4
+            cols = list(zip(*asked, strict=True))
+            most = [max(col) for col in cols] if asked else [0] * 4
+            need = [sum(col) for col in cols] if asked else [0] * 4
             self._queue_view = QueueView(
-                queued, sum(j.submit for j in queued), most, queue_shapes(snap)
+                queued, sum(j.submit for j in queued), most, queue_shapes(snap), need
             )
             self._queued = snap.queued
         return self._queue_view

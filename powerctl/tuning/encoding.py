@@ -1,6 +1,6 @@
 """The HGFS parameter vector NSGA-II searches, and its bounds.
 
-A vector ``x`` of ``5 + 2N`` reals (N fuzzy sets over node idle time, 3 by default):
+A vector ``x`` of ``7 + 2N`` reals (N fuzzy sets over node idle time, 3 by default):
 
 ========  =========================  ================  ====================================
 index     gene                       bounds            decoded as
@@ -13,7 +13,13 @@ index     gene                       bounds            decoded as
 5         first centre               0 .. 3,600 s      ``centers[0]``
 6..4+N    centre steps               60 .. 14,400 s    ``centers[i] = centers[i-1] + step``
 5+N..     weights                    0 .. 1            the N rule weights
+5+2N      ``need_on``                0 .. 1            rule 1b: share of the queue's need
+6+2N      ``spare_on``               0 .. 8            rule 4: idle nodes kept ready (int)
 ========  =========================  ================  ====================================
+
+The last two genes are rules this project adds to the paper's (see ``docs/powerctl.md``): with
+``need_on`` 1 and a step of the weights at ``t`` seconds, HGFS powers nodes on and off as the
+idle-timeout policy with ``idle_s = t`` does, so the search can reach the baselines.
 
 Decoding always yields valid :class:`~wattsched.powerctl.hgfs.HGFSParams` (fractions keep
 ``wait_off_s <= wait_on_s`` and ``queue_off <= queue_on``; steps keep the centres increasing),
@@ -31,22 +37,24 @@ QUEUE_MAX = 200.0
 MIN_ON_MAX = 4.0
 FIRST_CENTER_MAX_S = 3_600.0
 STEP_MIN_S, STEP_MAX_S = 60.0, 14_400.0
+SPARE_MAX = 8.0
 
 
 def n_genes(n_sets: int = 3) -> int:
     """Length of the vector for ``n_sets`` fuzzy sets."""
-    return 5 + 2 * n_sets
+    return 7 + 2 * n_sets
 
 
 def bounds(n_sets: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds of every gene."""
     if n_sets < 1:
         raise ValueError(f"n_sets={n_sets!r} must be >= 1")
-    lo = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0] + [STEP_MIN_S] * (n_sets - 1) + [0.0] * n_sets
+    lo = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0] + [STEP_MIN_S] * (n_sets - 1) + [0.0] * (n_sets + 2)
     hi = (
         [WAIT_MAX_S, QUEUE_MAX, 1.0, 1.0, MIN_ON_MAX, FIRST_CENTER_MAX_S]
         + [STEP_MAX_S] * (n_sets - 1)
-        + [1.0] * n_sets
+        + [1.0] * (n_sets + 1)
+        + [SPARE_MAX]
     )
     return np.array(lo), np.array(hi)
 
@@ -71,6 +79,8 @@ def decode(x: np.ndarray | list[float], n_sets: int = 3) -> HGFSParams:
         min_on=round(float(v[4])),
         centers=tuple(centers),
         weights=weights,
+        need_on=float(round(v[5 + 2 * n_sets], 6)),
+        spare_on=round(float(v[6 + 2 * n_sets])),
     )
 
 
@@ -88,6 +98,25 @@ def encode(p: HGFSParams) -> np.ndarray:
             p.centers[0],
             *steps,
             *p.weights,
+            p.need_on,
+            float(p.spare_on),
         ],
         dtype=float,
     )[: n_genes(n)]
+
+
+def idle_timeout_like(idle_s: float, n_sets: int = 3) -> HGFSParams | None:
+    """HGFS parameters that act as the idle-timeout policy with ``idle_s`` (rule 1b on the
+    whole queue, the weights a step from 0 to 1 over the last minute before ``idle_s``, rules
+    2 and 3 out of reach), or None when ``n_sets`` sets cannot express it within the bounds."""
+    first = idle_s - STEP_MIN_S * (n_sets - 1)
+    if n_sets < 2 or first < 0 or first > FIRST_CENTER_MAX_S:
+        return None
+    return HGFSParams(
+        wait_on_s=WAIT_MAX_S,
+        queue_on=int(QUEUE_MAX),
+        min_on=1,
+        centers=tuple(first + STEP_MIN_S * i for i in range(n_sets)),
+        weights=(0.0,) * (n_sets - 1) + (1.0,),
+        need_on=1.0,
+    )

@@ -24,7 +24,7 @@ from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
 from wattsched.powerctl.policy import PowerPolicy
 from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.metrics import schedule_metrics
-from wattsched.scheduler.model import Job, Node, PowerCap
+from wattsched.scheduler.model import Job, Node, PowerCap, PowerState
 
 MIN_JOBS_PER_PART = 20
 """A part of the split with fewer jobs than this says nothing about a policy."""
@@ -124,3 +124,31 @@ def evaluate(
         energy_kwh=cluster.energy_j / 3.6e6,
         power_failures=cluster.power_failures,
     )
+
+
+def saving_ceiling(workload: Workload, dispatcher: str = "easy") -> float:
+    """The most energy any power policy could save on ``workload``'s always-on schedule: every
+    node off, for free and at once, whenever it runs nothing (no boot or shutdown time or
+    energy, no job delayed), as a fraction of the always-on energy. A saved fraction above
+    this is impossible without a different schedule; a target above it cannot be met."""
+    cluster = SimulatedCluster(list(workload.nodes), list(workload.jobs), workload.cap)
+    t0 = cluster.now
+    replay(cluster, registry.create(dispatcher))
+    if cluster.energy_j <= 0:
+        return 0.0
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for r in cluster.records.values():
+        if r.start is not None and r.end is not None and r.end > r.start:
+            for name in set(r.nodes):
+                spans.setdefault(name, []).append((r.start, r.end))
+    saved_j = 0.0
+    for node in workload.nodes:
+        busy, reach = 0, t0
+        for a, b in sorted(spans.get(node.name, [])):
+            a = max(a, reach)
+            if b > a:
+                busy, reach = busy + b - a, b
+        idle_s = max(0, cluster.now - t0 - busy)
+        gain_w = node.power.state_watts(PowerState.ON) - node.power.state_watts(PowerState.OFF)
+        saved_j += max(0.0, gain_w) * idle_s
+    return saved_j / cluster.energy_j

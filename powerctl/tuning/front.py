@@ -39,6 +39,7 @@ def front_json(result: TuneResult, source: dict[str, Any]) -> dict[str, Any]:
         "source": source,
         "n_sets": result.n_sets,
         "evaluations": result.evaluations,
+        "ceiling": result.ceiling,
         "points": [
             {
                 "x": p.x,
@@ -118,6 +119,12 @@ def plot_front(front: dict[str, Any], out: Path, part: str = "validation") -> No
         ax.scatter(o["qos_p90"], 100 * o["saved_fraction"], marker="x", color="red", zorder=4)
         ax.annotate(f"idle {b['idle_s'] // 60} min", (o["qos_p90"], 100 * o["saved_fraction"]),
                     fontsize=8, xytext=(4, 4), textcoords="offset points")  # fmt: skip
+    ceiling = front.get("ceiling", {}).get(part)
+    if ceiling is not None:
+        ax.axhline(100 * ceiling, color="grey", linestyle="--", linewidth=1)
+        ax.annotate("ceiling: every idle node off, for free", (0.01, 100 * ceiling),
+                    xycoords=("axes fraction", "data"), fontsize=8, xytext=(0, -11),
+                    textcoords="offset points", color="grey")  # fmt: skip
     ax.set_xlabel("QoS: 90th percentile of wait / runtime (lower is better)")
     ax.set_ylabel("energy saved by switched-off nodes (%)")
     ax.set_title(f"HGFS Pareto front on {part} ({front['source'].get('trace', '')})", fontsize=10)

@@ -23,8 +23,15 @@ from pymoo.core.problem import Problem
 from pymoo.optimize import minimize
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
-from wattsched.powerctl.tuning.encoding import bounds, decode, encode, n_genes
-from wattsched.powerctl.tuning.evaluate import Objectives, Workload, evaluate
+from wattsched.powerctl.hgfs import HGFSParams
+from wattsched.powerctl.tuning.encoding import (
+    bounds,
+    decode,
+    encode,
+    idle_timeout_like,
+    n_genes,
+)
+from wattsched.powerctl.tuning.evaluate import Objectives, Workload, evaluate, saving_ceiling
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(generation, generations)`` after each generation."""
@@ -53,7 +60,11 @@ def score_remote(workload: Workload, x: list[float], n_sets: int, dispatcher: st
 
 
 class Evaluator:
-    """Scores candidate vectors on one workload: serially, in processes, or on Dask."""
+    """Scores candidate vectors on one workload: serially, in processes, or on Dask.
+
+    A replay is deterministic, so vectors that decode to parameters already scored (the
+    integer genes round, and the front is scored again at the end) are not replayed again:
+    ``evaluations`` counts the replays run."""
 
     def __init__(
         self,
@@ -66,6 +77,7 @@ class Evaluator:
     ) -> None:
         self.workload, self.n_sets, self.dispatcher = workload, n_sets, dispatcher
         self.evaluations = 0
+        self._memo: dict[HGFSParams, Objectives] = {}
         self._pool: ProcessPoolExecutor | None = None
         self._client: Any = None
         self._remote_workload: Any = None
@@ -83,7 +95,19 @@ class Evaluator:
 
     def __call__(self, xs: Sequence[Sequence[float]]) -> list[Objectives]:
         rows = [list(map(float, x)) for x in xs]
+        keys = [decode(r, self.n_sets) for r in rows]
+        todo: dict[HGFSParams, list[float]] = {}
+        for k, r in zip(keys, rows, strict=True):
+            if k not in self._memo:
+                todo.setdefault(k, r)
+        for k, o in zip(todo, self._replay(list(todo.values())), strict=True):
+            self._memo[k] = o
+        return [self._memo[k] for k in keys]
+
+    def _replay(self, rows: list[list[float]]) -> list[Objectives]:
         self.evaluations += len(rows)
+        if not rows:
+            return []
         if self._client is not None:
             futures = self._client.map(
                 score_remote, [self._remote_workload] * len(rows), rows,
@@ -143,6 +167,22 @@ class TuneResult:
     """``idle_s -> (train, validation)``."""
     evaluations: int = 0
     n_sets: int = 3
+    ceiling: dict[str, float] = field(default_factory=dict)
+    """``part -> ``:func:`~wattsched.powerctl.tuning.evaluate.saving_ceiling` on train and
+    validation: no policy saves more on that part's schedule."""
+
+
+def seeds(n_sets: int) -> list[HGFSParams]:
+    """The configurations every search starts from (the rest of the first population is
+    random): the paper's default policy, and HGFS acting as each idle-timeout baseline
+    (:func:`~wattsched.powerctl.tuning.encoding.idle_timeout_like`), so that the front is
+    never worse than the default or the baselines on the training data."""
+    out = [HGFSParams()] if n_sets == len(HGFSParams().centers) else []
+    for idle in BASELINE_IDLE_S:
+        like = idle_timeout_like(idle, n_sets)
+        if like is not None:
+            out.append(like)
+    return out
 
 
 def tune(
@@ -167,14 +207,11 @@ def tune(
     ev = Evaluator(train, n_sets=n_sets, dispatcher=dispatcher, workers=workers,
                    dask_scheduler=dask_scheduler)  # fmt: skip
     try:
-        # The default policy's vector seeds the search: never a front worse than the default.
-        from wattsched.powerctl.hgfs import HGFSParams
-
         rng = np.random.default_rng(seed)
         lo, hi = bounds(n_sets)
         start = rng.uniform(lo, hi, size=(population, n_genes(n_sets)))
-        if n_sets == len(HGFSParams().centers):
-            start[0] = np.clip(encode(HGFSParams()), lo, hi)
+        for i, p in enumerate(seeds(n_sets)[:population]):
+            start[i] = np.clip(encode(p), lo, hi)
         algo = NSGA2(pop_size=population, sampling=start, eliminate_duplicates=True)
         res = minimize(
             _HGFSProblem(ev, n_sets), algo, ("n_gen", generations), seed=seed,
@@ -201,5 +238,9 @@ def tune(
             evaluate(train, idle_s=idle, dispatcher=dispatcher),
             evaluate(validation, idle_s=idle, dispatcher=dispatcher),
         )
+    result.ceiling = {
+        "train": saving_ceiling(train, dispatcher),
+        "validation": saving_ceiling(validation, dispatcher),
+    }
     result.evaluations = ev.evaluations + val.evaluations
     return result

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from power_builders import cluster_nodes, job, node, plan, snapshot
+from power_builders import cluster_nodes, job, node, plan, running, snapshot
 
 from wattsched.powerctl.hgfs import HGFSParams, HGFSPolicy
 from wattsched.powerctl.policy import PowerPolicyError
+from wattsched.powerctl.tuning.encoding import idle_timeout_like
 from wattsched.scheduler.model import PowerState
 
 # Three sets over idle time: SHORT peaks at 0, MEDIUM at 1000 s, LARGE at 3000 s.
@@ -42,6 +43,8 @@ P = HGFSParams(
         ({"queue_off": 5, "queue_on": 3}, "queue_off"),  # off above on: both fire
         ({"period_s": 0}, "period_s"),  # no recheck period
         ({"min_on": -1}, "min_on"),  # a negative floor
+        ({"need_on": 1.5}, "need_on"),  # more than the whole queue's need
+        ({"spare_on": -2}, "spare_on"),  # a negative reserve
     ],
 )
 def test_bad_parameters_are_refused_by_name(kwargs: dict[str, Any], field: str) -> None:
@@ -130,6 +133,53 @@ def test_rule2_powers_on_one_node_on_long_waits_or_long_queues() -> None:
     assert d.on == ("n1",) and d.recheck_at == 1000
     many = [job(f"q{k}", 650) for k in range(4)]  # 4 queued > 3
     assert pol.decide(snapshot(700, nodes, queued=many), plan(700)).on == ("n1",)
+
+
+def test_rule1b_powers_on_for_a_share_of_the_queues_pooled_need() -> None:
+    # n0 (4 cores) runs a job; 3 nodes off; 3 two-core jobs wait 1 s (rules 1 and 2 silent).
+    nodes = [node("n0")] + [node(f"n{i}", state=PowerState.OFF) for i in (1, 2, 3)]
+    busy = running(job("r", 0, cores=4), ["n0"])
+    queued = [job(f"q{k}", 9, cores=2) for k in range(3)]
+    snap = snapshot(10, nodes, queued=queued, run=[busy])
+    assert HGFSPolicy(P).decide(snap, plan(10)).on == ()  # the paper's rules: none
+    assert HGFSPolicy(replace(P, need_on=1.0)).decide(snap, plan(10)).on == ("n1", "n2")
+    assert HGFSPolicy(replace(P, need_on=0.5)).decide(snap, plan(10)).on == ("n1",)
+
+
+def test_rule1b_powers_off_no_node_the_queues_share_needs() -> None:
+    params = replace(P, weights=(1.0, 1.0, 1.0), min_on=0)  # every idle node may go off
+    nodes = cluster_nodes(3)
+    queued = [job(f"q{k}", 0, cores=2) for k in range(3)]  # 6 cores; each node has 4
+    for need_on, n_off in ((0.0, 2), (0.5, 2), (1.0, 1)):
+        pol = HGFSPolicy(replace(params, need_on=need_on))
+        pol.decide(snapshot(0, nodes), plan(0))
+        d = pol.decide(snapshot(100, nodes, queued=queued), plan(100))
+        assert len(d.off) == n_off, need_on
+
+
+def test_rule4_keeps_a_reserve_of_idle_powered_nodes() -> None:
+    params = replace(P, weights=(1.0, 1.0, 1.0), min_on=0, spare_on=2)
+    nodes = cluster_nodes(4)
+    pol = HGFSPolicy(params)
+    pol.decide(snapshot(0, nodes), plan(0))
+    assert len(pol.decide(snapshot(10, nodes), plan(10)).off) == 2  # 2 of 4 idle stay on
+    # two of three powered nodes busy, one idle and one off: the reserve powers one on
+    nodes = [node("n0"), node("n1"), node("n2"), node("n3", state=PowerState.OFF)]
+    runs = [running(job("a", 0), ["n0"]), running(job("b", 0), ["n1"])]
+    pol = HGFSPolicy(params)
+    assert pol.decide(snapshot(20, nodes, run=runs), plan(20)).on == ("n3",)
+
+
+@pytest.mark.parametrize("idle_s", [300, 900, 3600])
+def test_the_idle_timeout_seed_switches_off_at_its_timeout(idle_s: int) -> None:
+    like = idle_timeout_like(idle_s)
+    assert like is not None and like.need_on == 1.0
+    assert like.truth(idle_s - 60) == 0.0 and like.truth(idle_s) == 1.0
+    pol = HGFSPolicy(like)
+    nodes = cluster_nodes(3)
+    pol.decide(snapshot(0, nodes), plan(0))
+    assert pol.decide(snapshot(idle_s - 60, nodes), plan(idle_s - 60)).off == ()
+    assert len(pol.decide(snapshot(idle_s, nodes), plan(idle_s)).off) == 2  # min_on 1
 
 
 def test_rule3_powers_off_one_node_on_short_queues() -> None:

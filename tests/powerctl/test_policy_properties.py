@@ -81,6 +81,9 @@ def policies(draw_idle: int) -> list[PowerPolicy]:
         IdleTimeoutPolicy(idle_s=draw_idle, min_on=1),
         HGFSPolicy(HGFSParams(centers=(0.0, 600.0), weights=(0.0, 1.0), min_on=0, period_s=60)),
         HGFSPolicy(),
+        HGFSPolicy(
+            HGFSParams(centers=(0.0, 300.0), weights=(0.0, 1.0), min_on=0, need_on=0.5, spare_on=1)
+        ),
     ]
 
 
