@@ -144,7 +144,7 @@ def table(res: dict) -> list[str]:
         f"Always on: QoS {res['q0_test']:.4g} on test ({res['q0_validation']:.4g} on validation)."
         + (
             f" Ceiling on test: {100 * res['ceiling_test']:.1f} % saved (every idle node off, "
-            "for free, on the always-on schedule: no policy saves more)."
+            "for free, on the always-on schedule: what there is to save without delaying jobs)."
             if "ceiling_test" in res
             else ""
         ),

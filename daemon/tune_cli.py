@@ -137,8 +137,9 @@ def tune(
     plot_front(doc, plot_path)
     console.print(
         f"{len(result.points)} points on the front after {result.evaluations} replays: "
-        f"{out} (plot {plot_path}); no policy can save more than "
-        f"{100 * result.ceiling['validation']:.1f} % on validation (every idle node off for free)"
+        f"{out} (plot {plot_path}); without delaying jobs, at most "
+        f"{100 * result.ceiling['validation']:.1f} % is there to save on validation (every idle "
+        "node off, for free)"
     )
 
 

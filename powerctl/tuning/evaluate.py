@@ -126,23 +126,23 @@ def evaluate(
     )
 
 
-def saving_ceiling(workload: Workload, dispatcher: str = "easy") -> float:
-    """The most energy any power policy could save on ``workload``'s always-on schedule: every
-    node off, for free and at once, whenever it runs nothing (no boot or shutdown time or
-    energy, no job delayed), as a fraction of the always-on energy. A saved fraction above
-    this is impossible without a different schedule; a target above it cannot be met."""
-    cluster = SimulatedCluster(list(workload.nodes), list(workload.jobs), workload.cap)
-    t0 = cluster.now
-    replay(cluster, registry.create(dispatcher))
-    if cluster.energy_j <= 0:
+def idle_ceiling(cluster: SimulatedCluster, nodes: Sequence[Node]) -> float:
+    """The most a power policy could have saved on ``cluster``'s finished replay, as a fraction
+    of its always-on energy (drawn + saved): every one of ``nodes`` off, for free and at once,
+    whenever it ran nothing, with the very same job starts. A node saves only while it is off,
+    and it can only be off while it runs nothing, so no replay saves more than its own
+    ceiling."""
+    always_on = cluster.energy_j + cluster.power_saved_j
+    if always_on <= 0:
         return 0.0
+    t0 = cluster.start_time
     spans: dict[str, list[tuple[int, int]]] = {}
     for r in cluster.records.values():
         if r.start is not None and r.end is not None and r.end > r.start:
             for name in set(r.nodes):
                 spans.setdefault(name, []).append((r.start, r.end))
     saved_j = 0.0
-    for node in workload.nodes:
+    for node in nodes:
         busy, reach = 0, t0
         for a, b in sorted(spans.get(node.name, [])):
             a = max(a, reach)
@@ -151,4 +151,14 @@ def saving_ceiling(workload: Workload, dispatcher: str = "easy") -> float:
         idle_s = max(0, cluster.now - t0 - busy)
         gain_w = node.power.state_watts(PowerState.ON) - node.power.state_watts(PowerState.OFF)
         saved_j += max(0.0, gain_w) * idle_s
-    return saved_j / cluster.energy_j
+    return saved_j / always_on
+
+
+def saving_ceiling(workload: Workload, dispatcher: str = "easy") -> float:
+    """:func:`idle_ceiling` of ``workload``'s always-on schedule: what there is to save
+    without delaying any job. A policy that delays jobs runs a different schedule, whose own
+    ceiling may be higher (a longer schedule idles longer): a target above this figure can
+    only be met by stretching the schedule."""
+    cluster = SimulatedCluster(list(workload.nodes), list(workload.jobs), workload.cap)
+    replay(cluster, registry.create(dispatcher))
+    return idle_ceiling(cluster, workload.nodes)

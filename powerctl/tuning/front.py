@@ -122,7 +122,7 @@ def plot_front(front: dict[str, Any], out: Path, part: str = "validation") -> No
     ceiling = front.get("ceiling", {}).get(part)
     if ceiling is not None:
         ax.axhline(100 * ceiling, color="grey", linestyle="--", linewidth=1)
-        ax.annotate("ceiling: every idle node off, for free", (0.01, 100 * ceiling),
+        ax.annotate("ceiling: every idle node off, for free, no job delayed", (0.01, 100 * ceiling),
                     xycoords=("axes fraction", "data"), fontsize=8, xytext=(0, -11),
                     textcoords="offset points", color="grey")  # fmt: skip
     ax.set_xlabel("QoS: 90th percentile of wait / runtime (lower is better)")
