@@ -52,8 +52,9 @@ class PowerSample:
 
 class Books:
     """Every node's books, in lists indexed like the node list: free resources (``free[i]``,
-    RESOURCES order), busy units, exclusive jobs, the power of the busy units (``unit_w``),
-    whether a job may start there now (``usable``: on and available).
+    RESOURCES order), busy units, exclusive jobs, whether a job may start there now
+    (``usable``: on and available); once :meth:`track_jobs` asked, each node's jobs and the
+    power of its busy units (``unit_w``, for the thermal cluster).
 
     ``placed`` keeps each running job's placement (node indexes in the order its start named
     them first, units per node, the power of those units per node) for its end.
@@ -65,6 +66,7 @@ class Books:
         "exclusive_jobs",
         "first_core_w",
         "free",
+        "has_first_core",
         "models",
         "node_jobs",
         "placed",
@@ -81,6 +83,7 @@ class Books:
         self.unit_w: list[float] = [0.0] * len(nodes)
         self.usable: list[bool] = [_usable(node) for node in nodes]
         self.first_core_w: list[float] = [node.power.first_core_w for node in nodes]
+        self.has_first_core = any(self.first_core_w)
         self.models = [node.power for node in nodes]
         self.uniform = all(m == self.models[0] for m in self.models)
         self.placed: dict[str, tuple[list[int], list[int], list[float]]] = {}
@@ -214,7 +217,7 @@ def book_start(job: Job, ids: list[int], ks: list[int], books: Books) -> float:
     them); returns the power it adds: node by node, the first core of a node it wakes, then its
     units."""
     needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
-    free, busy, unit_w, first_core = books.free, books.busy, books.unit_w, books.first_core_w
+    free, busy, first_core = books.free, books.busy, books.first_core_w
     flat = job.unit_power_w
     if flat is None and books.uniform:
         flat = books.models[0].unit_watts(job.unit)
@@ -226,7 +229,6 @@ def book_start(job: Job, ids: list[int], ks: list[int], books: Books) -> float:
             watts += first_core[i]
         busy[i] += k
         u = (flat if flat is not None else models[i].unit_watts(job.unit)) * k
-        unit_w[i] += u
         f = free[i]
         for r, a in needed:
             f[r] -= a * k
@@ -238,37 +240,46 @@ def book_start(job: Job, ids: list[int], ks: list[int], books: Books) -> float:
             books.exclusive[i] += 1
     books.placed[job.id] = (ids, ks, uwks)
     if books.node_jobs is not None:
-        for i, k in zip(ids, ks, strict=True):
+        unit_w = books.unit_w
+        for i, k, u in zip(ids, ks, uwks, strict=True):
             books.node_jobs[i][job.id] = k
+            unit_w[i] += u
     return watts
 
 
 def book_end(job: Job, books: Books, pool: list[int]) -> list[float]:
     """Release an ended job's units from the books (and from ``pool``, the free resources of
     the usable nodes); returns the power it stops drawing, term by term, in the order the
-    cluster subtracts them: node by node, its units, then its first core if it is idle now."""
+    cluster subtracts them: node by node, its units, then its first core if it is idle now
+    (only the units when no node has a first-core cost)."""
     ids, ks, uwks = books.placed.pop(job.id)
     needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
-    free, busy, unit_w, usable = books.free, books.busy, books.unit_w, books.usable
-    out: list[float] = []
-    for i, k, u in zip(ids, ks, uwks, strict=True):
+    free, busy, usable = books.free, books.busy, books.usable
+    back = 0  # units released on usable nodes
+    for i, k in zip(ids, ks, strict=True):
         busy[i] -= k
-        unit_w[i] -= u
-        out.append(u)
-        if busy[i] == 0:
-            out.append(books.first_core_w[i])
-            unit_w[i] = 0.0
         f = free[i]
         for r, a in needed:
             f[r] += a * k
         if usable[i]:
-            for r, a in needed:
-                pool[r] += a * k
+            back += k
+    for r, a in needed:
+        pool[r] += a * back
     if job.exclusive:
         books.exclusive_jobs -= 1
         for i in ids:
             books.exclusive[i] -= 1
     if books.node_jobs is not None:
-        for i in ids:
+        unit_w = books.unit_w
+        for i, u in zip(ids, uwks, strict=True):
             del books.node_jobs[i][job.id]
+            unit_w[i] = 0.0 if busy[i] == 0 else unit_w[i] - u
+    if not books.has_first_core:
+        return uwks
+    out: list[float] = []
+    first_core = books.first_core_w
+    for i, u in zip(ids, uwks, strict=True):
+        out.append(u)
+        if busy[i] == 0:
+            out.append(first_core[i])
     return out

@@ -111,6 +111,9 @@ def machines(draw: st.DrawFn) -> list[Node]:
 def test_array_books_are_the_scalar_books(nodes: list[Node], data: st.DataObject) -> None:
     index = {n.name: i for i, n in enumerate(nodes)}
     books = Books(nodes)
+    track = data.draw(st.booleans())  # each node's jobs and unit power (the thermal cluster)
+    if track:
+        books.track_jobs()
     ref = [RefBook(free=list(n.capacity.as_tuple())) for n in nodes]
     pool = books.pooled_free()
     running: dict[str, tuple[Job, list[str]]] = {}
@@ -148,7 +151,9 @@ def test_array_books_are_the_scalar_books(nodes: list[Node], data: st.DataObject
         assert busy_w == ref_w
         assert books.free == [b.free for b in ref]
         assert books.busy == [b.busy_units for b in ref]
-        assert books.unit_w == [b.unit_watts for b in ref]
+        if track:
+            assert books.unit_w == [b.unit_watts for b in ref]
+            assert books.node_jobs == [b.jobs for b in ref]
         assert pool == books.pooled_free()
 
 
