@@ -72,6 +72,7 @@ class Books:
         "placed",
         "uniform",
         "unit_w",
+        "unusable",
         "usable",
     )
 
@@ -82,6 +83,7 @@ class Books:
         self.exclusive_jobs = 0
         self.unit_w: list[float] = [0.0] * len(nodes)
         self.usable: list[bool] = [_usable(node) for node in nodes]
+        self.unusable = self.usable.count(False)
         self.first_core_w: list[float] = [node.power.first_core_w for node in nodes]
         self.has_first_core = any(self.first_core_w)
         self.models = [node.power for node in nodes]
@@ -99,7 +101,9 @@ class Books:
 
     def set_usable(self, i: int, node: Node) -> None:
         """Node ``i`` changed (power state, availability)."""
-        self.usable[i] = _usable(node)
+        ok = _usable(node)
+        self.unusable += int(self.usable[i]) - int(ok)
+        self.usable[i] = ok
 
     def pooled_free(self) -> list[int]:
         """Free resources pooled over the nodes that are on and available."""
@@ -144,10 +148,13 @@ def check_start(
 def _accepts(job: Job, ids: list[int], ks: list[int], books: Books) -> bool:
     """Whether the nodes ``ids`` (-1: unknown) are usable, clash with no exclusive job and
     have room for ``ks`` units each (plain loops: most starts name a few nodes)."""
-    usable = books.usable
-    for i in ids:
-        if i < 0 or not usable[i]:
-            return False
+    if min(ids) < 0:
+        return False
+    if books.unusable:
+        usable = books.usable
+        for i in ids:
+            if not usable[i]:
+                return False
     if job.exclusive or books.exclusive_jobs:
         clash = books.busy if job.exclusive else books.exclusive
         for i in ids:
@@ -156,6 +163,8 @@ def _accepts(job: Job, ids: list[int], ks: list[int], books: Books) -> bool:
     free = books.free
     for r, a in enumerate(job.unit.as_tuple()):
         if a:
+            if a * max(ks) <= min([free[i][r] for i in ids]):
+                continue  # room on every node for the most units any of them gets
             for i, k in zip(ids, ks, strict=True):
                 if a * k > free[i][r]:
                     return False
@@ -223,7 +232,19 @@ def book_start(job: Job, ids: list[int], ks: list[int], books: Books) -> float:
         flat = books.models[0].unit_watts(job.unit)
     models = books.models
     watts = 0.0
-    uwks: list[float] = []
+    uwks: list[float]
+    if flat is not None and not books.has_first_core and len(needed) == 1:
+        # The common case (one resource, one power figure, no first-core cost): the same
+        # operations as the loop below, minus the ones that change nothing.
+        r, a = needed[0]
+        for i, k in zip(ids, ks, strict=True):
+            busy[i] += k
+            free[i][r] -= a * k
+        uwks = [flat * k for k in ks]
+        for u in uwks:
+            watts += u
+        return _booked(job, ids, ks, uwks, books, watts)
+    uwks = []
     for i, k in zip(ids, ks, strict=True):
         if busy[i] == 0:
             watts += first_core[i]
@@ -234,6 +255,12 @@ def book_start(job: Job, ids: list[int], ks: list[int], books: Books) -> float:
             f[r] -= a * k
         watts += u
         uwks.append(u)
+    return _booked(job, ids, ks, uwks, books, watts)
+
+
+def _booked(
+    job: Job, ids: list[int], ks: list[int], uwks: list[float], books: Books, watts: float
+) -> float:
     if job.exclusive:
         books.exclusive_jobs += 1
         for i in ids:
@@ -255,14 +282,19 @@ def book_end(job: Job, books: Books, pool: list[int]) -> list[float]:
     ids, ks, uwks = books.placed.pop(job.id)
     needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
     free, busy, usable = books.free, books.busy, books.usable
-    back = 0  # units released on usable nodes
-    for i, k in zip(ids, ks, strict=True):
-        busy[i] -= k
-        f = free[i]
-        for r, a in needed:
-            f[r] += a * k
-        if usable[i]:
-            back += k
+    if len(needed) == 1:
+        r, a = needed[0]
+        for i, k in zip(ids, ks, strict=True):
+            busy[i] -= k
+            free[i][r] += a * k
+    else:
+        for i, k in zip(ids, ks, strict=True):
+            busy[i] -= k
+            f = free[i]
+            for r, a in needed:
+                f[r] += a * k
+    # units released on usable nodes
+    back = sum(k for i, k in zip(ids, ks, strict=True) if usable[i]) if books.unusable else sum(ks)
     for r, a in needed:
         pool[r] += a * back
     if job.exclusive:
