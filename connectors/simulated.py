@@ -28,13 +28,12 @@ from wattsched.connectors.base import (
     UnknownNodeError,
 )
 from wattsched.connectors.simulated_books import (
+    Books,
     JobRecord,
-    NodeBook,
     PowerSample,
     book_end,
     book_start,
     check_start,
-    pooled_free,
     seconds_above,
 )
 from wattsched.connectors.simulated_failures import PowerFailures
@@ -80,7 +79,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._nodes: list[Node] = list(nodes)
         self._node_tuple: tuple[Node, ...] = tuple(self._nodes)
         self._index = {n.name: i for i, n in enumerate(self._nodes)}
-        self._books = [NodeBook(free=list(n.capacity.as_tuple())) for n in self._nodes]
+        self._books = Books(self._nodes)
         self._arrivals = ordered
         self._next_arrival = 0
         self._queue: dict[str, Job] = {}
@@ -113,7 +112,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._last_t = t0
         self.changes = 0
         """Counts starts, ends, node changes, holds, releases (not arrivals, cap steps)."""
-        self._pool = pooled_free(self._nodes, self._books)  # kept by starts, ends, switches
+        self._pool = self._books.pooled_free()  # kept by starts, ends, switches
         self._schedule_cap_changes()
         self._admit_arrivals()
         self._sample()
@@ -144,8 +143,8 @@ class SimulatedCluster(ReplayQueries, Connector):
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         if job.held:
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
-        want = check_start(job, nodes, self._index, self._nodes, self._books, self._running)
-        watts = book_start(job, want, self._nodes, self._books)
+        ids, ks = check_start(job, nodes, self._index, self._nodes, self._books)
+        watts = book_start(job, ids, ks, self._books)
         self._pool = [f - t for f, t in zip(self._pool, job.total.as_tuple(), strict=True)]
         self._account(self.now)
         self._busy_w += watts
@@ -191,7 +190,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         if i is None:
             raise UnknownNodeError(f"node {node!r} does not exist", node=node)
         n = self._nodes[i]
-        if not on and self._books[i].busy_units:
+        if not on and self._books.busy[i]:
             raise RMSCommandError(["power", node, "off"], 1, f"node {node} runs jobs")
         try:
             state = power_transition(n.state, "power_on" if on else "power_off")
@@ -346,7 +345,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         rj = self._running.pop(job_id)
         self._running_tuple = None
         self.changes += 1
-        for watts in book_end(rj, self._index, self._nodes, self._books, self._pool):
+        for watts in book_end(rj.job, self._books, self._pool):
             self._busy_w -= watts
         if not self._running:
             self._busy_w = 0.0  # no float drift once idle
@@ -365,11 +364,12 @@ class SimulatedCluster(ReplayQueries, Connector):
         )
         if sign:
             self._pool = [
-                p + sign * f for p, f in zip(self._pool, self._books[i].free, strict=True)
+                p + sign * f for p, f in zip(self._pool, self._books.free[i], strict=True)
             ]
         self._static_w += node.power.state_watts(node.state) - old.power.state_watts(old.state)
         self._nodes_on += int(node.state is PowerState.ON) - int(old.state is PowerState.ON)
         self._nodes[i] = node
+        self._books.set_usable(i, node)
         self._node_tuple = tuple(self._nodes)
 
     def _account(self, t: int) -> None:

@@ -94,6 +94,7 @@ class ThermalSimulatedCluster(SimulatedCluster):
         super().__init__(
             nodes, jobs, cap, offline=offline, start_time=start_time, record_power=record_power
         )
+        self._books.track_jobs()
         if self.mode != "none":
             idle = np.zeros(thermal.n)
             for k, n in enumerate(self._nodes):
@@ -115,14 +116,16 @@ class ThermalSimulatedCluster(SimulatedCluster):
     # -- power ---------------------------------------------------------------------------------
 
     def _node_watts(self, i: int) -> float:
-        node, book = self._nodes[i], self._books[i]
+        node, books = self._nodes[i], self._books
         w = node.power.state_watts(node.state)
-        if not book.busy_units:
+        if not books.busy[i]:
             return w
-        if not self._rate or not any(j in self._rate for j in book.jobs):
-            return w + book.unit_watts + node.power.first_core_w
+        assert books.node_jobs is not None
+        jobs = books.node_jobs[i]
+        if not self._rate or not any(j in self._rate for j in jobs):
+            return w + books.unit_w[i] + node.power.first_core_w
         active = False
-        for jid, k in book.jobs.items():
+        for jid, k in jobs.items():
             rate = self._rate.get(jid, 1.0)
             if rate > 0:
                 active = True
@@ -151,8 +154,8 @@ class ThermalSimulatedCluster(SimulatedCluster):
         full = 0.0
         real = 0.0
         for i in nodes:
-            node, book = self._nodes[i], self._books[i]
-            full += book.unit_watts + (node.power.first_core_w if book.busy_units else 0.0)
+            node, books = self._nodes[i], self._books
+            full += books.unit_w[i] + (node.power.first_core_w if books.busy[i] else 0.0)
             real += self._node_watts(i) - node.power.state_watts(node.state)
         self._drop_w = full - real
 
@@ -295,7 +298,8 @@ class ThermalSimulatedCluster(SimulatedCluster):
 
     def _apply_rates(self, nodes: list[int]) -> None:
         """New rates for the jobs on ``nodes``: their slowest node's speed."""
-        jobs = {j for i in nodes for j in self._books[i].jobs}
+        assert self._books.node_jobs is not None
+        jobs = {j for i in nodes for j in self._books.node_jobs[i]}
         for j in sorted(jobs):
             speed = 1.0
             for n in self._running[j].nodes:

@@ -182,9 +182,11 @@ class EASYDispatcher(Dispatcher):
         """The jobs whose total need fits in what is free now, pooled (the rest cannot start)."""
         f0, f1, f2, f3 = state.free_total_l
         vec = self.cache.vec
+        vecs = self.cache.vecs
         out = []
         for j in jobs:
-            t = vec(j).total_l
+            v = vecs.get(j.id)
+            t = (v if v is not None else vec(j)).total_l
             if t[0] <= f0 and t[1] <= f1 and t[2] <= f2 and t[3] <= f3:
                 out.append(j)
         return out
@@ -199,6 +201,7 @@ class EASYDispatcher(Dispatcher):
     ) -> list[Assignment]:
         out: list[Assignment] = []
         spare_total: list[int] | None = None  # res.spare pooled, computed on first use
+        both: list[int] | None = None  # room both now and at the shadow time, pooled
         for job in rest:
             jv = self.cache.vec(job)
             if state.quick_reject(jv):
@@ -216,6 +219,11 @@ class EASYDispatcher(Dispatcher):
                     spare_total = res.spare.sum(axis=0).tolist()
                 if any(a > b for a, b in zip(jv.total_l, spare_total, strict=True)):
                     continue  # cannot fit in what the head leaves spare, even pooled
+                if both is None:
+                    both = _room_now_and_spare(state, res.spare)
+                t = jv.total_l
+                if t[0] > both[0] or t[1] > both[1] or t[2] > both[2] or t[3] > both[3]:
+                    continue  # the placement below would find too few units: skip its work
                 limit_k = _units_in(res.spare, jv)
                 if jv.exclusive:
                     limit_k[res.idx] = 0
@@ -232,6 +240,7 @@ class EASYDispatcher(Dispatcher):
                 continue
             idx, cnt = placed
             state.commit(jv, idx, cnt)
+            both = None
             out.append(Assignment(job.id, now, state.names_for(idx, cnt)))
             if not short and res is not None:
                 res.spare[idx] -= cnt[:, None] * jv.req
@@ -246,6 +255,15 @@ def _copy(res: _Reservation | None) -> _Reservation | None:
     if res is None:
         return None
     return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes, res.idx)
+
+
+def _room_now_and_spare(state: ClusterState, spare: IntArray) -> list[int]:
+    """Per resource, the room of the usable nodes both now and in what the head leaves spare,
+    pooled: a job placed within both (``place`` with ``limit_k=_units_in(spare)``) puts
+    ``k_i <= min(free_ir, spare_ir) / req_r`` units on usable node ``i``, so its total of each
+    resource is at most this sum (a necessary condition, exact to skip on)."""
+    room = np.maximum(np.minimum(state.free, spare), 0)
+    return [int(a) for a in room[state.arrays.usable].sum(axis=0)]
 
 
 def _units_in(free: IntArray, jv: JobVec) -> IntArray:

@@ -14,6 +14,7 @@ plus the power of each busy unit (the job's own estimate, or the node model's pe
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -280,12 +281,9 @@ def _where(rj: RunningJob) -> tuple[int, tuple[str, ...]]:
 
 def placement_of(arrays: NodeArrays, nodes: Sequence[str]) -> tuple[IntArray, IntArray]:
     """Node indexes and unit counts of an assignment given as one node name per unit."""
-    counts: dict[int, int] = {}
+    counts = Counter(nodes)  # in the order the nodes are named first, as a loop would
     index = arrays.index
-    for name in nodes:
-        i = index[name]
-        counts[i] = counts.get(i, 0) + 1
-    idx = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+    idx = np.fromiter((index[name] for name in counts), dtype=np.int64, count=len(counts))
     cnt = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
     return idx, cnt
 
@@ -306,6 +304,11 @@ class StateCache:
         self._running_of: tuple[RunningJob, ...] | None = None
         self._seen: dict[str, RunningJob] = {}
         self._vecs: dict[str, JobVec] = {}
+
+    @property
+    def vecs(self) -> dict[str, JobVec]:
+        """The cached job vectors by job id (read-only use: :meth:`vec` fills it)."""
+        return self._vecs
 
     def vec(self, job: Job) -> JobVec:
         """The job's arrays (cached by id)."""
