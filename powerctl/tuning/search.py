@@ -169,7 +169,7 @@ class TuneResult:
     n_sets: int = 3
     ceiling: dict[str, float] = field(default_factory=dict)
     """``part -> ``:func:`~wattsched.powerctl.tuning.evaluate.saving_ceiling` on train and
-    validation: no policy saves more on that part's schedule."""
+    validation: what there is to save on that part without delaying jobs."""
 
 
 def seeds(n_sets: int) -> list[HGFSParams]:
