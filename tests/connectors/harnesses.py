@@ -47,6 +47,10 @@ class Harness:
         """Whether the node's daemon process runs (None: no such process to check)."""
         return None
 
+    def diagnose(self, node: str) -> str:
+        """What the RMS logged about ``node``, for a failed assertion's message."""
+        return ""
+
     def cleanup(self) -> None:
         """Between tests."""
 
@@ -109,6 +113,27 @@ class SlurmHarness(Harness):
         except (OSError, ValueError, IndexError):
             return False
         return True
+
+    def diagnose(self, node: str) -> str:
+        """The node's state line, the power programs' log, slurmctld's lines on it and its
+        slurmd's log."""
+        log = self.cluster.root / "log"
+        parts = [self.cluster.run("scontrol", "show", "node", "-o", node, check=False).strip()]
+        for name, keep in (
+            ("power.log", None),
+            ("slurmctld.log", node),
+            (f"slurmd-{node}.log", None),
+            (f"slurmd-{node}.out", None),
+        ):
+            try:
+                lines = (log / name).read_text(errors="replace").splitlines()
+            except OSError as exc:
+                parts.append(f"{name}: {exc}")
+                continue
+            if keep is not None:
+                lines = [ln for ln in lines if keep in ln or "power" in ln.lower()]
+            parts.append(f"--- {name} (last 30 lines)\n" + "\n".join(lines[-30:]))
+        return "\n".join(parts)
 
     def cleanup(self) -> None:
         self.cluster.cancel_all()

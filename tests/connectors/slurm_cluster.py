@@ -39,21 +39,47 @@ env = dict(os.environ, SLURM_CONF=CONF)
 names = subprocess.run(["/usr/bin/scontrol", "show", "hostnames", sys.argv[1]],
                        env=env, capture_output=True, text=True, check=True).stdout.split()
 signal.pthread_sigmask(signal.SIG_SETMASK, [])
-with open(os.path.join(LOG, "power.log"), "a") as log:
-    for n in names:
-        log.write(f"{{time.time():.3f}} {{ACTION}} {{n}}\\n")
-        pidfile = os.path.join(RUN, f"slurmd-{{n}}.pid")
-        if ACTION == "suspend":
+
+def start(n):
+    out = open(os.path.join(LOG, f"slurmd-{{n}}.out"), "ab")
+    return subprocess.Popen(["/usr/sbin/slurmd", "-b", "-D", "-N", n, "-f", CONF],
+                            stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                            start_new_session=True, env=env)
+
+with open(os.path.join(LOG, "power.log"), "a", buffering=1) as log:
+    if ACTION == "suspend":
+        for n in names:
+            log.write(f"{{time.time():.3f}} suspend {{n}}\\n")
+            pidfile = os.path.join(RUN, f"slurmd-{{n}}.pid")
             try:
                 pid = int(open(pidfile).read().split()[0])
                 os.kill(pid, signal.SIGTERM)
+                # Off means off: wait for it to exit (its port freed; a zombie child of the
+                # fixture counts as exited), then kill it.
+                for _ in range(40):
+                    time.sleep(0.25)
+                    if open(f"/proc/{{pid}}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+                        raise OSError("exited")
+                os.kill(pid, signal.SIGKILL)
+                log.write(f"{{time.time():.3f}} slurmd {{n}} killed after 10 s\\n")
             except (OSError, ValueError):
                 pass
-        else:
-            out = open(os.path.join(LOG, f"slurmd-{{n}}.out"), "ab")
-            subprocess.Popen(["/usr/sbin/slurmd", "-b", "-D", "-N", n, "-f", CONF],
-                             stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                             start_new_session=True, env=env)
+    else:
+        # A slurmd that exits at once (its port still held by the one just stopped, under
+        # load) is started again, as a real resume program retries a node that fails to boot.
+        procs = {{}}
+        for n in names:
+            procs[n] = start(n)
+            log.write(f"{{time.time():.3f}} resume {{n}} pid {{procs[n].pid}}\\n")
+        for attempt in range(5):
+            time.sleep(3)
+            dead = [n for n, p in procs.items() if p.poll() is not None]
+            if not dead:
+                break
+            for n in dead:
+                log.write(f"{{time.time():.3f}} slurmd {{n}} exited {{procs[n].returncode}}\\n")
+                procs[n] = start(n)
+                log.write(f"{{time.time():.3f}} resume {{n}} again pid {{procs[n].pid}}\\n")
 """
 
 

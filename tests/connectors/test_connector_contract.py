@@ -115,7 +115,7 @@ def test_power_off_and_on_through_the_rms(backend: Harness) -> None:
     deadline = time.monotonic() + backend.power_timeout_s
     while backend.node_power(node) is not PowerState.OFF and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert backend.node_power(node) is PowerState.OFF
+    assert backend.node_power(node) is PowerState.OFF, backend.diagnose(node)
     snap_node = next(n for n in backend.connector.snapshot().nodes if n.name == node)
     assert snap_node.state is PowerState.OFF
     assert backend.node_process_alive(node) in (False, None), "node still runs after power off"
@@ -123,5 +123,5 @@ def test_power_off_and_on_through_the_rms(backend: Harness) -> None:
     deadline = time.monotonic() + backend.power_timeout_s
     while backend.node_power(node) is not PowerState.ON and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert backend.node_power(node) is PowerState.ON
+    assert backend.node_power(node) is PowerState.ON, backend.diagnose(node)
     assert backend.node_process_alive(node) in (True, None)
