@@ -42,16 +42,15 @@ from wattsched.powerctl.policy import (
 from wattsched.powerctl.selection import (
     choose_on,
     fits_cap,
-    free_capacity,
     keeps_shapes,
     node_room,
     off_extra_w,
+    without,
 )
 from wattsched.powerctl.views import SnapshotViews
-from wattsched.scheduler.model import Job, Node, Plan, PowerState, Resources, Snapshot
+from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
 
 _ALL = Resources(cores=1 << 30)
-_POWERED = (PowerState.ON, PowerState.BOOTING)
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -211,20 +210,20 @@ class HGFSPolicy(PowerPolicy):
         # Rule 2: long waits or a long queue: one node more.
         rule2 = bool(queued) and (mean_wait > p.wait_on_s or len(queued) > p.queue_on)
         if rule2:
-            rest = [n for n in candidates if n not in on]
+            rest = without(candidates, on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=1, draw_of=draw_of)
         missing = p.min_on - len(powered) - len(on)
         if missing > 0:
-            rest = [n for n in candidates if n not in on]
+            rest = without(candidates, on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=missing, draw_of=draw_of)
         spare = self._spare(snap, powered) if p.spare_on else 0
         if p.spare_on > spare + len(on):
             # Rule 4: a reserve of idle powered nodes.
-            rest = [n for n in candidates if n not in on]
+            rest = without(candidates, on)
             more = p.spare_on - spare - len(on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=more, draw_of=draw_of)
         if rule1 or rule2 or on:
-            left = [n for n in candidates if n not in on]
+            left = without(candidates, on)
             return PowerDecision(
                 on=tuple(n.name for n in on),
                 reason=(
@@ -257,7 +256,7 @@ class HGFSPolicy(PowerPolicy):
         jobs' pooled ``need`` (negative: short); None when rule 1b is off."""
         if self.params.need_on <= 0.0:
             return None
-        free = free_capacity(snap, _POWERED).as_tuple()
+        free = self.views.free(snap).as_tuple()
         return [
             f - math.ceil(self.params.need_on * n - 1e-9) for f, n in zip(free, need, strict=True)
         ]

@@ -36,6 +36,7 @@ from wattsched.powerctl.selection import (
     queue_shapes,
     queued_need,
     shape_rooms,
+    without,
 )
 from wattsched.scheduler.model import Plan, PowerState, Resources, Snapshot
 
@@ -78,7 +79,7 @@ class IdleTimeoutPolicy(PowerPolicy):
         on = choose_on(snap, plan, candidates, shortfall, must_fit=unfit)
         missing = self.min_on - len(powered) - len(on)
         if missing > 0:
-            rest = [n for n in candidates if n not in on]
+            rest = without(candidates, on)
             on += choose_on(snap, plan, rest, Resources(cores=1 << 30), max_nodes=missing)
         if any(shortfall.as_tuple()) or unfit or on:
             reason = (

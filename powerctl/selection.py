@@ -39,6 +39,14 @@ def order_for_on(nodes: Iterable[Node]) -> list[Node]:
     return sorted(nodes, key=_order_key_on)
 
 
+def without(nodes: Sequence[Node], taken: Sequence[Node]) -> list[Node]:
+    """``nodes`` but those named in ``taken`` (by name: a node's fields are many to compare)."""
+    if not taken:
+        return list(nodes)
+    names = {n.name for n in taken}
+    return [n for n in nodes if n.name not in names]
+
+
 def power_on_candidates(snap: Snapshot, backoff_s: int = DEFAULT_BACKOFF_S) -> list[Node]:
     """OFF or FAILED nodes that may be powered on, in :func:`order_for_on` order.
 

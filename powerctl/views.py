@@ -102,6 +102,8 @@ class SnapshotViews:
         self._index: dict[str, Node] = {}
         self._by_id_of: tuple[Job, ...] | None = None
         self._by_id: dict[str, Job] = {}
+        self._free_key: tuple[object, object] | None = None
+        self._free: Resources | None = None
 
     def nodes(self, snap: Snapshot) -> NodeView:
         """The view of ``snap.nodes``."""
@@ -170,6 +172,26 @@ class SnapshotViews:
             self._by_id = {j.id: j for j in snap.queued}
             self._by_id_of = snap.queued
         return draw_w(snap, plan, self._draw, self._by_id)
+
+    def free(self, snap: Snapshot) -> Resources:
+        """:func:`wattsched.powerctl.selection.free_capacity` of the usable (powered and
+        available) nodes, kept while the nodes and the running jobs are the same tuples."""
+        if (
+            self._free is None
+            or self._free_key is None
+            or snap.nodes is not self._free_key[0]
+            or snap.running is not self._free_key[1]
+        ):
+            view = self.nodes(snap)
+            usable = {n.name for n in view.usable}
+            total = list(view.on_slots)
+            for rj in snap.running:
+                k = sum(1 for name in rj.nodes if name in usable)
+                if k:
+                    total = [t - k * a for t, a in zip(total, rj.job.unit.as_tuple(), strict=True)]
+            self._free = Resources(*(max(0, x) for x in total))
+            self._free_key = (snap.nodes, snap.running)
+        return self._free
 
     def shape_rooms(self, snap: Snapshot) -> dict[Shape, int]:
         """How many units of each queued shape the usable nodes hold when empty

@@ -19,7 +19,7 @@ from tests.powerctl.power_builders import job, node, plan, running, snapshot
 from wattsched.powerctl.idle_tracker import IdleTracker
 from wattsched.powerctl.machine import PowerBook
 from wattsched.powerctl.policy import busy_nodes
-from wattsched.powerctl.selection import power_on_candidates
+from wattsched.powerctl.selection import free_capacity, power_on_candidates
 from wattsched.powerctl.views import SnapshotViews
 from wattsched.scheduler.model import Node, PowerState, Snapshot
 
@@ -77,7 +77,7 @@ cycles = st.lists(
     st.tuples(
         st.integers(0, 900),  # time step
         st.booleans(),  # rebuild the node tuple
-        st.lists(st.sampled_from(STATES[:2]), min_size=len(NAMES), max_size=len(NAMES)),
+        st.lists(st.sampled_from(STATES), min_size=len(NAMES), max_size=len(NAMES)),
         st.sets(st.sampled_from(NAMES), max_size=3),  # running on
         st.booleans(),  # keep the running tuple
         st.sets(st.sampled_from(NAMES), max_size=2),  # starting now
@@ -118,3 +118,4 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
         }
         assert tracker.observe(snap, p) == since
         assert views.candidates(snap, 600) == power_on_candidates(snap, 600)
+        assert views.free(snap) == free_capacity(snap, (PowerState.ON, PowerState.BOOTING))
