@@ -11,11 +11,18 @@ on, then prints:
   queued jobs' pooled cores exceed the free cores (the idle timeout and HGFS power a node off
   only when the queue still fits the powered nodes without it).
 
-Usage: ``.venv/bin/python bench/curie_idle_gaps.py`` (a few seconds).
+With ``--policies``, also replays the test part under the 5-minute idle timeout, HGFS acting
+as that timeout (rule 1b on the whole queue), the same without rule 1b, and the paper's HGFS,
+and prints their objectives: what switching the idle nodes off costs in waiting.
+
+Usage: ``.venv/bin/python bench/curie_idle_gaps.py [--policies]`` (a few seconds; about a
+minute with ``--policies``).
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -27,10 +34,16 @@ import tune_scenarios as ts
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
+from wattsched.powerctl.hgfs import HGFSParams
+from wattsched.powerctl.tuning.encoding import idle_timeout_like
+from wattsched.powerctl.tuning.evaluate import Workload, evaluate
 from wattsched.scheduler import dispatcher as registry
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--policies", action="store_true", help="Also replay four power policies.")
+    args = ap.parse_args()
     trace, system, first = ts.workloads(3, 0, Path("/tmp"))["curie"]
     test = ts.split(trace, system, first, 0.0, 0)[2]
     cluster = SimulatedCluster(list(test.nodes), list(test.jobs), test.cap)
@@ -86,6 +99,28 @@ def main() -> None:
     print(f"idle node time while a job waits: {idle_nodes[need > 0].sum() / weight:.1%}")
     print(f"idle node time while the queue needs more cores than are free: "
           f"{idle_nodes[need > free].sum() / weight:.1%}")  # fmt: skip
+    if args.policies:
+        _policies(test)
+
+
+def _policies(test: Workload) -> None:
+    like = idle_timeout_like(300)
+    assert like is not None
+    runs = {
+        "always on": lambda: evaluate(test),
+        "idle timeout 5 min": lambda: evaluate(test, idle_s=300),
+        "HGFS as the 5-min timeout (rule 1b, need_on=1)": lambda: evaluate(test, like),
+        "the same without rule 1b (need_on=0)": lambda: evaluate(
+            test, dataclasses.replace(like, need_on=0.0)
+        ),
+        "HGFS, the paper's parameters": lambda: evaluate(test, HGFSParams()),
+    }
+    for name, run in runs.items():
+        o = run()
+        print(
+            f"{name}: QoS p90 {o.qos_p90:.2f}, saved {o.saved_fraction:.2%}, "
+            f"{o.reconfigurations} reconfigurations"
+        )
 
 
 if __name__ == "__main__":
