@@ -101,7 +101,9 @@ def replay(
             result.solver_stats.append(cycle.plan.stats)
         if cycle.plan.wake_at is not None:
             cluster.wake_at(cycle.plan.wake_at)  # the dispatcher's next planned start
-        if power is not None:
+        if power is not None and (cluster.queued or cluster.running or cluster.pending_arrivals):
+            # Once the workload is done the replay ends at this instant: a switch now would
+            # change no energy and no wait, and only count as a reconfiguration.
             out = apply_power_policy(power, cluster, journal, cycle.snapshot, cycle.plan)
             result.power_errors += len(out.failed) + len(out.refused)
         if progress is not None and result.cycles % 64 == 0:

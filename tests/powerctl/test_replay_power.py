@@ -169,9 +169,31 @@ def test_a_policy_is_asked_again_only_when_its_latest_decision_says() -> None:
     cluster = SimulatedCluster(cluster_nodes(1), jobs, PowerCap.unlimited())
     policy = Asker()
     replay(cluster, registry.create("fifo"), power_policy=policy)
-    assert policy.asked == [0, 100, 400, 1000]
+    # not at 1000: the workload is done then, and the replay ends without a power step
+    assert policy.asked == [0, 100, 400]
     cluster2 = SimulatedCluster(cluster_nodes(1), jobs, PowerCap.unlimited())
     cluster2.replace_wake("p", 50)
     cluster2.replace_wake("p", None)
     cluster2.replace_wake("q", 70)
     assert cluster2.next_event_time() == 70
+
+
+def test_no_switch_is_counted_once_the_workload_is_done() -> None:
+    """The replay ends at the last job's end: a policy that powers every idle node off is not
+    asked then (its commands would change no energy and no wait, only the count)."""
+    from wattsched.powerctl.policy import PowerDecision
+    from wattsched.scheduler.model import Plan, PowerState, Snapshot
+
+    class AllOff(PowerPolicy):
+        def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
+            busy = {n for rj in snap.running for n in rj.nodes}
+            busy |= {n for a in plan.assignments for n in a.nodes}
+            idle = [n.name for n in snap.nodes if n.state is PowerState.ON and n.name not in busy]
+            return PowerDecision(off=tuple(idle))
+
+    jobs = [job("a", 0, runtime=100, cores=4), job("b", 0, runtime=300, cores=4)]
+    cluster = SimulatedCluster(cluster_nodes(2), jobs, PowerCap.unlimited())
+    replay(cluster, registry.create("fifo"), power_policy=AllOff())
+    assert cluster.now == 300
+    # n-a's node goes off when "a" ends at 100; nothing is switched at 300, the end
+    assert [t for t, _, _ in cluster.power_log] == [100]
