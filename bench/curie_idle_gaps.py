@@ -36,7 +36,7 @@ from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.powerctl.hgfs import HGFSParams
 from wattsched.powerctl.tuning.encoding import idle_timeout_like
-from wattsched.powerctl.tuning.evaluate import Workload, evaluate
+from wattsched.powerctl.tuning.evaluate import Workload, busy_spans, evaluate
 from wattsched.scheduler import dispatcher as registry
 
 
@@ -49,11 +49,7 @@ def main() -> None:
     cluster = SimulatedCluster(list(test.nodes), list(test.jobs), test.cap)
     replay(cluster, registry.create("easy"))
     t0, t_end = cluster.start_time, cluster.now
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for r in cluster.records.values():
-        if r.start is not None and r.end is not None and r.end > r.start:
-            for name in set(r.nodes):
-                spans.setdefault(name, []).append((r.start, r.end))
+    spans = busy_spans(cluster)
     gaps: list[tuple[int, str]] = []
     for node in test.nodes:
         reach = t0

@@ -126,6 +126,16 @@ def evaluate(
     )
 
 
+def busy_spans(cluster: SimulatedCluster) -> dict[str, list[tuple[int, int]]]:
+    """Node name -> the ``(start, end)`` of every job that ran on it in ``cluster``'s replay."""
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for r in cluster.records.values():
+        if r.start is not None and r.end is not None and r.end > r.start:
+            for name in set(r.nodes):
+                spans.setdefault(name, []).append((r.start, r.end))
+    return spans
+
+
 def idle_ceiling(cluster: SimulatedCluster, nodes: Sequence[Node]) -> float:
     """The most a power policy could have saved on ``cluster``'s finished replay, as a fraction
     of its always-on energy (drawn + saved): every one of ``nodes`` off, for free and at once,
@@ -136,11 +146,7 @@ def idle_ceiling(cluster: SimulatedCluster, nodes: Sequence[Node]) -> float:
     if always_on <= 0:
         return 0.0
     t0 = cluster.start_time
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for r in cluster.records.values():
-        if r.start is not None and r.end is not None and r.end > r.start:
-            for name in set(r.nodes):
-                spans.setdefault(name, []).append((r.start, r.end))
+    spans = busy_spans(cluster)
     saved_j = 0.0
     for node in nodes:
         busy, reach = 0, t0
