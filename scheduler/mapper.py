@@ -19,15 +19,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from wattsched.scheduler.fit_kernels import RULE_FREE, RULE_PACK, RULE_SCATTER, book, first_fit
 from wattsched.scheduler.model import Job, Node, Placement, PowerCap, RunningJob, Snapshot
 from wattsched.scheduler.node_arrays import (
     EPS_W,
-    BoolArray,
     FloatArray,
     IntArray,
     JobVec,
     NodeArrays,
 )
+
+_NO_LIMIT: IntArray = np.zeros(0, dtype=np.int64)
+_RULE = {Placement.FREE: RULE_FREE, Placement.SCATTER: RULE_SCATTER, Placement.PACK: RULE_PACK}
 
 
 class ClusterState:
@@ -92,17 +95,6 @@ class ClusterState:
 
     # -- placement ---------------------------------------------------------------------------
 
-    def units_fitting(self, jv: JobVec, mask: BoolArray | None = None) -> IntArray:
-        """How many units of the job each node can host now (0 where unusable)."""
-        req = jv.req
-        if jv.single >= 0:
-            k = self.free[:, jv.single] // int(req[jv.single])
-        else:
-            nz = jv.nz
-            k = (self.free[:, nz] // req[nz]).min(axis=1)
-        usable = self.arrays.usable if mask is None else (self.arrays.usable & mask)
-        return np.where(usable, k, 0)
-
     def quick_reject(self, jv: JobVec) -> bool:
         """True when the job cannot fit whatever the placement (pooled resources)."""
         f = self.free_total_l
@@ -132,37 +124,28 @@ class ClusterState:
         if self.power_w + jv.min_w > limit + EPS_W:
             self.last_fail = "power"  # not even on the cheapest nodes
             return None
-        k = self.units_fitting(jv)
-        if limit_k is not None:
-            k = np.minimum(k, limit_k)
-        if jv.ruled or self.exclusive_jobs:
-            k = self._apply_rule(jv, k)
-        ko = k[order]
-        cum = np.cumsum(ko)
-        if cum.size == 0 or cum[-1] < jv.units:
+        take, counts = first_fit(
+            self.free,
+            jv.req,
+            jv.nz,
+            self.arrays.usable,
+            order,
+            jv.units,
+            _NO_LIMIT if limit_k is None else limit_k,
+            limit_k is not None,
+            self.held_whole,
+            self.busy_units,
+            self.exclusive_jobs > 0,
+            jv.exclusive,
+            _RULE[jv.placement],
+        )
+        if not len(take):
             return None
-        last = int(np.searchsorted(cum, jv.units))
-        take = order[: last + 1]
-        counts = ko[: last + 1].copy()
-        counts[-1] -= int(cum[last]) - jv.units
-        sel = counts > 0
-        take, counts = take[sel], counts[sel]
         if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
             self.last_fail = "power"
             return None
         self.last_fail = ""
         return take, counts
-
-    def _apply_rule(self, jv: JobVec, k: IntArray) -> IntArray:
-        """Units per node that the job's placement rule allows, from what fits (``k``)."""
-        k = np.where(self.held_whole > 0, 0, k)  # nodes held whole by an exclusive job
-        if jv.exclusive:
-            k = np.where(self.busy_units > 0, 0, k)
-        if jv.placement is Placement.SCATTER:
-            k = np.minimum(k, 1)
-        elif jv.placement is Placement.PACK:
-            k = np.where(k >= jv.units, jv.units, 0)
-        return k
 
     def rule_violation(self, jv: JobVec, idx: IntArray, counts: IntArray) -> str:
         """Why this placement breaks the job's rule or an exclusive job's ("" when not)."""
@@ -199,12 +182,7 @@ class ClusterState:
     def commit(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Book the units on the nodes; returns the power added."""
         delta = self.delta_watts(jv, idx, counts)
-        # Placements name each node once, so plain fancy indexing is exact.
-        if jv.single >= 0:
-            self.free[idx, jv.single] -= counts * int(jv.req[jv.single])
-        else:
-            self.free[idx] -= counts[:, None] * jv.req
-        self.busy_units[idx] += counts
+        book(self.free, self.busy_units, idx, counts, jv.req, jv.nz, -1)
         if jv.exclusive:
             self.held_whole[idx] += 1
             self.exclusive_jobs += 1
@@ -224,11 +202,7 @@ class ClusterState:
 
     def release(self, jv: JobVec, idx: IntArray, counts: IntArray) -> float:
         """Undo :meth:`commit` (a job ended); returns the power removed."""
-        if jv.single >= 0:
-            self.free[idx, jv.single] += counts * int(jv.req[jv.single])
-        else:
-            self.free[idx] += counts[:, None] * jv.req
-        self.busy_units[idx] -= counts
+        book(self.free, self.busy_units, idx, counts, jv.req, jv.nz, +1)
         if jv.exclusive:
             self.held_whole[idx] -= 1
             self.exclusive_jobs -= 1
@@ -244,20 +218,20 @@ class ClusterState:
             return
         if not items:
             return
-        idx = np.concatenate([i for _, i, _ in items])
-        cnt = np.concatenate([c for _, _, c in items])
-        alloc = np.concatenate([c[:, None] * jv.req for jv, _, c in items])
         watts = sum(self.units_watts(jv, i, c) for jv, i, c in items)
-        was_busy = self.busy_units > 0
-        np.add.at(self.free, idx, alloc)
-        np.subtract.at(self.busy_units, idx, cnt)
-        for jv, i, _ in items:
+        first_core = self.arrays.has_first_core
+        was_busy = self.busy_units > 0 if first_core else None
+        for jv, i, c in items:
+            book(self.free, self.busy_units, i, c, jv.req, jv.nz, +1)
             self._add_total(jv.total_l, +1)
             if jv.exclusive:
                 self.held_whole[i] -= 1
                 self.exclusive_jobs -= 1
-        idle_now = was_busy & (self.busy_units == 0)
-        self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
+        if was_busy is not None:
+            idle_now = was_busy & (self.busy_units == 0)
+            self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
+        else:
+            self.power_w -= watts + 0.0
 
     def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
         """One node name per unit, from a placement."""
@@ -304,6 +278,7 @@ class StateCache:
         self._running_of: tuple[RunningJob, ...] | None = None
         self._seen: dict[str, RunningJob] = {}
         self._vecs: dict[str, JobVec] = {}
+        self._shapes: dict[tuple[object, ...], JobVec] = {}
 
     @property
     def vecs(self) -> dict[str, JobVec]:
@@ -314,7 +289,7 @@ class StateCache:
         """The job's arrays (cached by id)."""
         v = self._vecs.get(job.id)
         if v is None:
-            v = JobVec.of(job, self._arrays)
+            v = JobVec.of(job, self._arrays, self._shapes)
             self._vecs[job.id] = v
         return v
 
@@ -336,6 +311,7 @@ class StateCache:
                 self._running_of = None
                 self._seen = {}
                 self._vecs = {}
+                self._shapes = {}
             self._nodes = snap.nodes
         self._nodes = snap.nodes
         assert self._base is not None and self._arrays is not None

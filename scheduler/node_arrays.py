@@ -56,7 +56,36 @@ class JobVec:
         return self.placement is not Placement.FREE or self.exclusive
 
     @classmethod
-    def of(cls, job: Job, arrays: NodeArrays | None = None) -> JobVec:
+    def of(
+        cls,
+        job: Job,
+        arrays: NodeArrays | None = None,
+        shapes: dict[tuple[object, ...], JobVec] | None = None,
+    ) -> JobVec:
+        """The job's arrays. ``shapes`` keeps one vector per (unit, units, unit power) built
+        on ``arrays``: a job of a shape seen before shares its (read-only) arrays, and only its
+        own walltime and rule are new."""
+        if shapes is not None:
+            key = (job.unit, job.units, job.unit_power_w)
+            t = shapes.get(key)
+            if t is None:
+                t = shapes[key] = cls.of(job, arrays)
+            return cls(
+                t.req,
+                t.units,
+                job.walltime,
+                t.unit_power_w,
+                t.nz,
+                t.total,
+                t.node_w,
+                t.shape,
+                t.flat_w,
+                t.total_l,
+                t.single,
+                t.min_w,
+                job.placement,
+                job.exclusive,
+            )
         unit = job.unit.as_tuple()
         units = job.units
         req = np.array(unit, dtype=np.int64)
@@ -74,13 +103,20 @@ class JobVec:
         else:
             min_w = 0.0
         total_l = tuple(a * units for a in unit)
+        req.flags.writeable = False
+        nz = np.array(nz_l, dtype=np.int64)
+        nz.flags.writeable = False
+        total = np.array(total_l, dtype=np.int64)
+        total.flags.writeable = False
+        if node_w is not None:
+            node_w.flags.writeable = False
         return cls(
             req=req,
             units=units,
             walltime=job.walltime,
             unit_power_w=job.unit_power_w,
-            nz=np.array(nz_l, dtype=np.int64),
-            total=np.array(total_l, dtype=np.int64),
+            nz=nz,
+            total=total,
             node_w=node_w,
             shape=(*unit, units),
             flat_w=flat_w,
