@@ -291,7 +291,8 @@ class HGFSPolicy(PowerPolicy):
             want = min(want, max(0, spare_left))  # rule 4: keep the reserve
         slots = self.views.nodes(snap).on_slots
         rooms = self.views.shape_rooms(snap)
-        draw = self.views.draw(snap, plan) if want else 0.0
+        limited = snap.cap.limited  # with no cap no draw is refused: it is not computed
+        draw = self.views.draw(snap, plan) if want and limited else 0.0
         off: list[str] = []
         for node in idle:
             if len(off) >= want:
@@ -305,9 +306,10 @@ class HGFSPolicy(PowerPolicy):
                 if any(n and c > s for n, c, s in zip(largest, cap, slack, strict=True)):
                     continue  # rule 1b: keep need_on of the queue's need free
                 slack = [s - c for s, c in zip(slack, cap, strict=True)]
-            if not fits_cap(snap, draw, off_extra_w(node), node):
-                continue
-            draw += off_extra_w(node)
+            if limited:
+                if not fits_cap(snap, draw, off_extra_w(node), node):
+                    continue
+                draw += off_extra_w(node)
             slots = [s - c for s, c in zip(slots, cap, strict=True)]
             rooms = {u: r - node_room(u, node) for u, r in rooms.items()}
             off.append(node.name)

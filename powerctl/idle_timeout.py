@@ -111,11 +111,12 @@ class IdleTimeoutPolicy(PowerPolicy):
                 continue  # a queued job would no longer fit the powered nodes
             if len(off) >= allowed:
                 continue
-            if draw is None:
-                draw = draw_w(snap, plan)
-            if not fits_cap(snap, draw, off_extra_w(node), node):
-                continue
-            draw += off_extra_w(node)
+            if snap.cap.limited:  # with no cap no draw is refused: it is not computed
+                if draw is None:
+                    draw = draw_w(snap, plan)
+                if not fits_cap(snap, draw, off_extra_w(node), node):
+                    continue
+                draw += off_extra_w(node)
             slack = [s - c for s, c in zip(slack, cap, strict=True)]
             rooms = {u: r - node_room(u, node) for u, r in rooms.items()}
             off.append(node.name)

@@ -260,12 +260,13 @@ def choose_on(
         )
         if not helps:
             continue
-        extra = on_extra_w(node)
-        if draw is None:
-            draw = draw_w(snap, plan) if draw_of is None else draw_of()
-        if not fits_cap(snap, draw, extra, node):
-            continue
-        draw += extra
+        if snap.cap.limited:  # with no cap no draw is refused: it is not computed
+            extra = on_extra_w(node)
+            if draw is None:
+                draw = draw_w(snap, plan) if draw_of is None else draw_of()
+            if not fits_cap(snap, draw, extra, node):
+                continue
+            draw += extra
         chosen.append(node)
         need = [x - c for x, c in zip(need, cap, strict=True)]
         unfit = {u: k - node_room(u, node) for u, k in unfit.items()}

@@ -252,6 +252,9 @@ class PowerCap:
     steps: tuple[tuple[int, float], ...]
     _times: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """The step times (bisected by every query: a replay asks millions of them)."""
+    limited: bool = field(init=False, repr=False, compare=False)
+    """False when every step is infinite (no cap): no draw can then break it, so a caller
+    may skip computing one."""
 
     def __post_init__(self) -> None:
         _check(len(self.steps) > 0, "PowerCap", "steps", self.steps, "must not be empty")
@@ -260,6 +263,7 @@ class PowerCap:
         for t, w in self.steps:
             _check(w > 0, "PowerCap", f"watts at {t}", w, "must be > 0")
         object.__setattr__(self, "_times", tuple(times))
+        object.__setattr__(self, "limited", any(w != float("inf") for _, w in self.steps))
 
     @classmethod
     def constant(cls, watts: float) -> PowerCap:

@@ -197,3 +197,20 @@ def test_no_switch_is_counted_once_the_workload_is_done() -> None:
     assert cluster.now == 300
     # n-a's node goes off when "a" ends at 100; nothing is switched at 300, the end
     assert [t for t, _, _ in cluster.power_log] == [100]
+
+
+@pytest.mark.parametrize("policy", ["idle", "hgfs"])
+def test_no_cap_skips_the_draw_and_changes_no_decision(policy: str) -> None:
+    """With no cap the policies do not compute the draw (no switch can break an infinite
+    cap); a finite cap too high to matter computes it: every switch and start is the same."""
+
+    def replayed(cap: PowerCap) -> tuple[object, ...]:
+        cluster = SimulatedCluster(cluster_nodes(8), bursty_workload(), cap)
+        replay(cluster, registry.create("easy"), power_policy=POLICIES[policy]())
+        starts = sorted((r.job.id, r.start, r.nodes) for r in cluster.records.values())
+        return tuple(cluster.power_log), tuple(starts)
+
+    assert not PowerCap.unlimited().limited and PowerCap.constant(1e12).limited
+    free, huge = replayed(PowerCap.unlimited()), replayed(PowerCap.constant(1e12))
+    assert free[0], "the policy switched nothing: the comparison says nothing"
+    assert free == huge
