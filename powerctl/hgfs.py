@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from wattsched.powerctl import fuzzy_kernels
 from wattsched.powerctl.idle_tracker import IdleTracker
 from wattsched.powerctl.policy import (
     DEFAULT_BACKOFF_S,
@@ -153,23 +154,22 @@ class HGFSParams:
         in order, as ``sum`` does)."""
         if not len(idle_times):
             return 0
-        return math.floor(float(np.cumsum(self.truths(idle_times))[-1]) + 1e-9)
+        c, w = self._arrays()
+        return int(fuzzy_kernels.off_count(c, w, np.asarray(idle_times, dtype=float), 0.0))
 
     def next_count_change(self, idle_times: Sequence[float]) -> int | None:
         """The first multiple of ``period_s`` after which nodes idle ``idle_times`` now give a
         larger fuzzy count (None when their truths saturate first): when to look again."""
         if not len(idle_times):
             return None
-        now = self.fuzzy_off_count(idle_times)
-        steps = math.ceil(max(0.0, self.centers[-1] - min(idle_times)) / self.period_s)
-        if steps == 0:
-            return None
-        later = np.asarray(idle_times, dtype=float)[None, :] + (
-            np.arange(1, steps + 1, dtype=np.int64) * self.period_s
-        )[:, None].astype(float)
-        sums = np.cumsum(self.truths(later), axis=1)[:, -1]
-        grown = np.flatnonzero(np.floor(sums + 1e-9) > now)
-        return int(grown[0] + 1) * self.period_s if len(grown) else None
+        c, w = self._arrays()
+        idle = np.asarray(idle_times, dtype=float)
+        step = int(fuzzy_kernels.next_change(c, w, idle, self.period_s))
+        return step if step > 0 else None
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``centers`` and ``weights`` as float arrays, for the kernels."""
+        return np.asarray(self.centers, dtype=float), np.asarray(self.weights, dtype=float)
 
 
 @dataclass(slots=True)
