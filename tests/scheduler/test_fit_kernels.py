@@ -74,12 +74,16 @@ def cases(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
+def _books(c: dict[str, object]) -> tuple[np.ndarray, np.ndarray]:
+    free, req = c["free"], c["req"]
+    assert isinstance(free, np.ndarray) and isinstance(req, np.ndarray)
+    return free, req
+
+
 @settings(max_examples=400, deadline=None)
 @given(cases())
 def test_first_fit_is_the_numpy_formula(c: dict[str, object]) -> None:
-    free = c["free"]
-    req = c["req"]
-    assert isinstance(free, np.ndarray) and isinstance(req, np.ndarray)
+    free, req = _books(c)
     limit = c["limit_k"]
     held = c["held_whole"]
     assert isinstance(held, np.ndarray)
@@ -105,9 +109,7 @@ def test_first_fit_is_the_numpy_formula(c: dict[str, object]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(cases())
 def test_book_then_give_back_restores_the_node_books(c: dict[str, object]) -> None:
-    free = c["free"]
-    req = c["req"]
-    assert isinstance(free, np.ndarray) and isinstance(req, np.ndarray)
+    free, req = _books(c)
     n = free.shape[0]
     idx = np.array(sorted(set(range(0, n, 2))), dtype=np.int64)
     counts = np.arange(1, idx.size + 1, dtype=np.int64)
