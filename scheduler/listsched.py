@@ -14,8 +14,6 @@ import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Job
 from wattsched.scheduler.node_arrays import IntArray, JobVec
@@ -82,13 +80,16 @@ def list_schedule(
             state.release(jv, idx, cnt)
         still: list[Job] = []
         # Pooled prefilter for the whole pass: free resources only shrink while placing, so a
-        # job whose total exceeds what is free now cannot start at t.
-        vecs = [cache.vec(j) for j in waiting]
-        fits = (np.array([v.total for v in vecs]) <= state.free_total).all(axis=1).tolist()
+        # job whose total exceeds what is free at the start of the pass cannot start at t.
+        f0, f1, f2, f3 = state.free_total_l
+        vec = cache.vec
         order: IntArray | None = None
         failed: set[tuple[int, ...]] = set()  # shapes that did not fit since the last commit
-        for job, jv, ok in zip(waiting, vecs, fits, strict=True):
+        for job in waiting:
+            jv = vec(job)
             placed = None
+            tl = jv.total_l
+            ok = tl[0] <= f0 and tl[1] <= f1 and tl[2] <= f2 and tl[3] <= f3
             if ok and jv.shape not in failed:
                 if order is None:
                     order = node_order(state)

@@ -51,7 +51,9 @@ class PRBDispatcher(Dispatcher):
                 usable = state.free[state.arrays.usable]
                 free_max = usable.max(axis=0) if len(usable) else state.free_total * 0
                 jobs = self.queue.fitting(state.free_total, free_max)
-        ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+        # Running jobs' ends matter only to the full forward plan (list_schedule reads them
+        # only then).
+        ends = {rj.job.id: rj.end_estimate for rj in snap.running} if self.full_plan else {}
         res = list_schedule(
             state, self.cache, jobs, snap.time, ends, node_order=prb_node_order, full=self.full_plan
         )
