@@ -114,6 +114,8 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._last_t = t0
         self.changes = 0
         """Counts starts, ends, node changes, holds, releases (not arrivals, cap steps)."""
+        self.queue_edits = 0
+        """Counts holds and releases: queued jobs replaced in place (``Snapshot.queue_edits``)."""
         self._pool = self._books.pooled_free()  # kept by starts, ends, switches
         self._schedule_cap_changes()
         self._admit_arrivals()
@@ -137,6 +139,7 @@ class SimulatedCluster(ReplayQueries, Connector):
             queued=self._queue_tuple,
             cap=self.cap,
             queued_index=self._queue_index,
+            queue_edits=self.queue_edits,
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
@@ -178,6 +181,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._queue[job_id] = replace(job, held=True)
         self._queue_tuple = None
         self.changes += 1
+        self.queue_edits += 1
 
     def release(self, job_id: str) -> None:
         job = self._queue.get(job_id)
@@ -186,6 +190,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._queue[job_id] = replace(job, held=False)
         self._queue_tuple = None
         self.changes += 1
+        self.queue_edits += 1
 
     def power(self, node: str, on: bool) -> None:
         i = self._index.get(node)

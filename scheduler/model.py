@@ -339,6 +339,13 @@ class Snapshot:
     queued_index: Mapping[str, Job] | None = field(default=None, compare=False, repr=False)
     """Job id -> queued job, when the connector keeps one (the simulated cluster): spares the
     cycle a scan of a long queue. None: look through :attr:`queued`."""
+    queue_edits: int | None = field(default=None, compare=False, repr=False)
+    """How many times the connector has replaced a queued job's object in place (a hold or a
+    release), when it keeps its job objects from one snapshot to the next (the simulated
+    cluster). A dispatcher that keeps the queue across cycles (:class:`~wattsched.scheduler.
+    queueindex.QueueIndex`) rebuilds when it moves: such a change leaves the queue's length
+    and ends as they were. None: the connector builds new objects at every snapshot (a real
+    RMS), or does not say."""
 
     def node_index(self) -> dict[str, int]:
         """Node name -> position in :attr:`nodes` (the solver-index boundary)."""

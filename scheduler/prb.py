@@ -41,7 +41,7 @@ class PRBDispatcher(Dispatcher):
         if self.full_plan:
             jobs = prb_order(snap.queued)
         else:
-            new = self.queue.sync(snap.queued, self._started_last())
+            new = self.queue.sync(snap.queued, self._started_last(), snap.queue_edits)
             if self._same_cluster(snap):
                 # Only arrivals since a plan that started nothing on this very cluster: the
                 # jobs it tried fail again, so only the new ones need trying.

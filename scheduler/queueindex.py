@@ -12,6 +12,7 @@ without the shortcut.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -33,18 +34,35 @@ class QueueIndex:
         self._totals: IntArray = np.zeros((0, 4), dtype=np.int64)
         self._units: IntArray = np.zeros((0, 4), dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
+        self._rank = np.zeros(0, dtype=float)
+        """Per index, a float in key order (equal keys: in index order), so that candidates are
+        put in key order by one numpy argsort instead of a sort by tuple keys every cycle."""
+        self._skeys: list[tuple[float | int | str, ...]] = []
+        self._sidx: list[int] = []
+        """The alive jobs' keys and indexes, sorted by key then index (ranks are assigned from
+        their neighbours here)."""
         self._count = 0
         self._last_tuple: tuple[Job, ...] | None = None
+        self._edits: int | None = None
         self.rebuilds = 0
 
     def __len__(self) -> int:
         return self._count
 
-    def sync(self, queued: tuple[Job, ...], started: Iterable[str]) -> list[Job]:
-        """Bring the index up to date with this snapshot's queue; returns the new jobs.
+    def sync(
+        self, queued: tuple[Job, ...], started: Iterable[str], edits: int | None = None
+    ) -> list[Job]:
+        """Bring the index up to date with this snapshot's queue; returns the new jobs (after
+        a rebuild, every eligible job).
 
         ``started`` names the jobs the previous plan started (they should have left).
+        ``edits`` is the snapshot's :attr:`~wattsched.scheduler.model.Snapshot.queue_edits`:
+        when it moved, a job was replaced in the middle of the queue (held or released), which
+        the checks at the queue's ends cannot see, so the index rebuilds.
         """
+        if edits != self._edits:
+            self._edits = edits
+            return self._rebuild(queued)
         if queued is self._last_tuple:
             return []
         for jid in started:
@@ -83,8 +101,9 @@ class QueueIndex:
                 self._units[cand] <= free_max
             ).all(axis=1)
             cand = cand[full]
-        keys = self._keys
-        idx = sorted(cand.tolist(), key=keys.__getitem__)
+        if cand.size > 1:
+            cand = cand[np.argsort(self._rank[cand], kind="stable")]
+        idx = cand.tolist()
         jobs = self._jobs
         return [j for j in (jobs[i] for i in idx) if j is not None and not j.held]
 
@@ -105,21 +124,30 @@ class QueueIndex:
         self._totals = np.zeros((max(16, 2 * len(queued)), 4), dtype=np.int64)
         self._units = np.zeros_like(self._totals)
         self._alive = np.zeros(len(self._totals), dtype=bool)
+        self._rank = np.zeros(len(self._totals), dtype=float)
         self._count = 0
         for job in queued:
-            self._add(job)
+            self._add(job, ranked=False)
+        keys = self._keys
+        self._sidx = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties by index
+        self._skeys = [keys[i] for i in self._sidx]
+        self._renumber()
         self._last_tuple = queued
         return [j for j in queued if not j.held]
 
-    def _add(self, job: Job) -> None:
+    def _add(self, job: Job, *, ranked: bool = True) -> None:
         i = len(self._jobs)
         if i >= len(self._totals):
             grow = max(16, len(self._totals))
             self._totals = np.vstack([self._totals, np.zeros((grow, 4), dtype=np.int64)])
             self._units = np.vstack([self._units, np.zeros((grow, 4), dtype=np.int64)])
             self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
+            self._rank = np.concatenate([self._rank, np.zeros(grow, dtype=float)])
         self._jobs.append(job)
-        self._keys.append(self._key(job))
+        key = self._key(job)
+        self._keys.append(key)
+        if ranked:
+            self._insert_rank(i, key)
         self._pos[job.id] = i
         u = job.unit
         k = job.units
@@ -132,11 +160,44 @@ class QueueIndex:
         i = self._pos.pop(job_id, None)
         if i is None:
             return
+        key = self._keys[i]
+        p = bisect.bisect_left(self._skeys, key)
+        while self._sidx[p] != i:  # among equal keys, by index
+            p += 1
+        del self._skeys[p], self._sidx[p]
         self._jobs[i] = None
         self._alive[i] = False
         self._count -= 1
         if len(self._jobs) > 1024 and self._count < len(self._jobs) // 4:
             self._compact()
+
+    def _insert_rank(self, i: int, key: tuple[float | int | str, ...]) -> None:
+        """Rank index ``i`` (the newest, so the last among equal keys) between its neighbours
+        in key order; every rank is renumbered when no float lies between them."""
+        p = bisect.bisect_right(self._skeys, key)
+        for _ in range(2):
+            lo = float(self._rank[self._sidx[p - 1]]) if p > 0 else None
+            hi = float(self._rank[self._sidx[p]]) if p < len(self._sidx) else None
+            if lo is None:
+                r = 0.0 if hi is None else hi - 1.0
+            elif hi is None:
+                r = lo + 1.0
+            else:
+                r = (lo + hi) / 2
+                if not lo < r < hi:
+                    self._renumber()
+                    continue
+            break
+        self._skeys.insert(p, key)
+        self._sidx.insert(p, i)
+        self._rank[i] = r
+
+    def _renumber(self) -> None:
+        """Ranks 0, 1, 2, ... in key order."""
+        if self._sidx:
+            self._rank[np.array(self._sidx, dtype=np.int64)] = np.arange(
+                len(self._sidx), dtype=float
+            )
 
     def _compact(self) -> None:
         keep = [j for j in self._jobs if j is not None]

@@ -1,0 +1,48 @@
+"""PRB on a connector that keeps its job objects (the simulated cluster): a job released from
+a hold is tried at the very next cycle, and a job put on hold is not planned."""
+
+from __future__ import annotations
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.controller import run_cycle
+from wattsched.scheduler import dispatcher as registry
+from wattsched.scheduler.model import Job, Node, PowerCap, Resources
+
+
+def _cluster() -> SimulatedCluster:
+    nodes = [Node("n0", Resources(cores=2))]
+    jobs = [
+        Job("1", 0, 10_000, 1, Resources(cores=1), runtime=10_000),
+        Job("2", 0, 10_000, 1, Resources(cores=1), runtime=10_000),
+        Job("3", 0, 10_000, 1, Resources(cores=1), runtime=10_000),
+    ]
+    return SimulatedCluster(nodes, jobs, PowerCap.unlimited())
+
+
+def test_a_released_job_starts_at_the_next_cycle() -> None:
+    cluster, prb = _cluster(), registry.create("prb")
+    cluster.hold("2")
+    cluster.hold("3")
+    first = run_cycle(cluster, prb)
+    assert [a.job_id for a in first.started] == ["1"]
+    assert not run_cycle(cluster, prb).started  # nothing changed: nothing starts
+    # Job 2 is in the middle of the queue (not at its end, where a new object is easy to see);
+    # nothing else changes: no arrival, start, end or node change.
+    cluster.release("2")
+    assert [a.job_id for a in run_cycle(cluster, prb).started] == ["2"]
+
+
+def test_a_job_put_on_hold_is_not_planned() -> None:
+    nodes = [Node("n0", Resources(cores=1))]
+    jobs = [
+        Job("1", 0, 100, 1, Resources(cores=1), runtime=100),
+        Job("2", 0, 100, 1, Resources(cores=1), runtime=100),
+        Job("3", 0, 100, 1, Resources(cores=1), runtime=100),
+    ]
+    cluster, prb = SimulatedCluster(nodes, jobs, PowerCap.unlimited()), registry.create("prb")
+    assert [a.job_id for a in run_cycle(cluster, prb).started] == ["1"]
+    cluster.hold("2")  # the next in line, held while it waits
+    assert cluster.advance()  # job 1 ends: the node is free
+    cycle = run_cycle(cluster, prb)
+    assert "2" not in {a.job_id for a in cycle.plan.assignments}
+    assert [a.job_id for a in cycle.started] == ["3"]
