@@ -37,6 +37,7 @@ from wattsched.connectors.simulated_books import (
     seconds_above,
 )
 from wattsched.connectors.simulated_failures import PowerFailures
+from wattsched.connectors.simulated_nodes import NodeVariants
 from wattsched.connectors.simulated_queries import ReplayQueries
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
@@ -108,8 +109,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._all_idle_w = sum(n.power.idle_w for n in self._nodes)
         self._wakes: set[int] = set()
         self._owned: dict[str, int] = {}
-        self._variants: dict[int, dict[PowerState, Node]] = {}
-        """Per node index, its objects in each power state (:meth:`_in_state`)."""
+        self._variants = NodeVariants()
         """Each owner's pending wake-up (:meth:`replace_wake`)."""
         self._last_t = t0
         self.changes = 0
@@ -175,19 +175,16 @@ class SimulatedCluster(ReplayQueries, Connector):
         return StartResult(job_id, tuple(nodes))
 
     def hold(self, job_id: str, *, operator: bool = False) -> None:
-        job = self._queue.get(job_id)
-        if job is None:
-            raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
-        self._queue[job_id] = replace(job, held=True)
-        self._queue_tuple = None
-        self.changes += 1
-        self.queue_edits += 1
+        self._set_held(job_id, True)
 
     def release(self, job_id: str) -> None:
+        self._set_held(job_id, False)
+
+    def _set_held(self, job_id: str, held: bool) -> None:
         job = self._queue.get(job_id)
         if job is None:
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
-        self._queue[job_id] = replace(job, held=False)
+        self._queue[job_id] = replace(job, held=held)
         self._queue_tuple = None
         self.changes += 1
         self.queue_edits += 1
@@ -207,7 +204,7 @@ class SimulatedCluster(ReplayQueries, Connector):
             self._failures.check(node, on)
         self.power_commands += 1
         self.power_log.append((self.now, node, on))
-        self._set_node(i, self._in_state(i, n, state))
+        self._set_node(i, self._variants.in_state(i, n, state))
         self._push(self.now + (n.boot_s if on else n.shutdown_s), _POWER_DONE, node)
 
     # -- the virtual clock ---------------------------------------------------------------------
@@ -361,19 +358,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         i = self._index[name]
         n = self._nodes[i]
         if n.state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
-            self._set_node(i, self._in_state(i, n, power_transition(n.state, "done")))
-
-    def _in_state(self, i: int, n: Node, state: PowerState) -> Node:
-        """``replace(n, state=state)``, one object per node and power state while nothing but the
-        state changes (a node switched back and forth reuses its objects: a replay of a power
-        policy switches thousands of times, and building a validated node is most of a switch)."""
-        family = self._variants.get(i)
-        if family is None or family.get(n.state) is not n:
-            family = self._variants[i] = {n.state: n}  # new, or changed other than by state
-        v = family.get(state)
-        if v is None:
-            v = family[state] = replace(n, state=state)
-        return v
+            self._set_node(i, self._variants.in_state(i, n, power_transition(n.state, "done")))
 
     def _set_node(self, i: int, node: Node) -> None:
         old = self._nodes[i]

@@ -9,13 +9,10 @@ from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources
 
 
-def _cluster() -> SimulatedCluster:
-    nodes = [Node("n0", Resources(cores=2))]
-    jobs = [
-        Job("1", 0, 10_000, 1, Resources(cores=1), runtime=10_000),
-        Job("2", 0, 10_000, 1, Resources(cores=1), runtime=10_000),
-        Job("3", 0, 10_000, 1, Resources(cores=1), runtime=10_000),
-    ]
+def _cluster(cores: int = 2, run_s: int = 10_000) -> SimulatedCluster:
+    """One node of ``cores`` cores and three one-core jobs of ``run_s`` seconds, all at 0."""
+    nodes = [Node("n0", Resources(cores=cores))]
+    jobs = [Job(str(k), 0, run_s, 1, Resources(cores=1), runtime=run_s) for k in (1, 2, 3)]
     return SimulatedCluster(nodes, jobs, PowerCap.unlimited())
 
 
@@ -33,13 +30,7 @@ def test_a_released_job_starts_at_the_next_cycle() -> None:
 
 
 def test_a_job_put_on_hold_is_not_planned() -> None:
-    nodes = [Node("n0", Resources(cores=1))]
-    jobs = [
-        Job("1", 0, 100, 1, Resources(cores=1), runtime=100),
-        Job("2", 0, 100, 1, Resources(cores=1), runtime=100),
-        Job("3", 0, 100, 1, Resources(cores=1), runtime=100),
-    ]
-    cluster, prb = SimulatedCluster(nodes, jobs, PowerCap.unlimited()), registry.create("prb")
+    cluster, prb = _cluster(cores=1, run_s=100), registry.create("prb")
     assert [a.job_id for a in run_cycle(cluster, prb).started] == ["1"]
     cluster.hold("2")  # the next in line, held while it waits
     assert cluster.advance()  # job 1 ends: the node is free
