@@ -231,7 +231,7 @@ class ClusterState:
             idle_now = was_busy & (self.busy_units == 0)
             self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
         else:
-            self.power_w -= watts + 0.0
+            self.power_w -= watts
 
     def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
         """One node name per unit, from a placement."""

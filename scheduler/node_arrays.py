@@ -6,7 +6,7 @@ its placement rule)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -41,19 +41,12 @@ class JobVec:
     """Power of one unit when it is the same on every node (estimate, or uniform nodes)."""
     total_l: tuple[int, ...] = ()
     """``total`` as Python ints (cheap scalar checks)."""
-    single: int = -1
-    """The one resource the unit needs, or -1 when it needs several."""
     min_w: float = 0.0
     """The least power all units can add, on the cheapest nodes, first cores not counted."""
     placement: Placement = Placement.FREE
     """How the units may share nodes (the job's rule)."""
     exclusive: bool = False
     """The job takes its nodes whole."""
-
-    @property
-    def ruled(self) -> bool:
-        """True when the placement is anything but free sharing (the fast path skips rules)."""
-        return self.placement is not Placement.FREE or self.exclusive
 
     @classmethod
     def of(
@@ -70,21 +63,8 @@ class JobVec:
             t = shapes.get(key)
             if t is None:
                 t = shapes[key] = cls.of(job, arrays)
-            return cls(
-                t.req,
-                t.units,
-                job.walltime,
-                t.unit_power_w,
-                t.nz,
-                t.total,
-                t.node_w,
-                t.shape,
-                t.flat_w,
-                t.total_l,
-                t.single,
-                t.min_w,
-                job.placement,
-                job.exclusive,
+            return replace(
+                t, walltime=job.walltime, placement=job.placement, exclusive=job.exclusive
             )
         unit = job.unit.as_tuple()
         units = job.units
@@ -121,7 +101,6 @@ class JobVec:
             shape=(*unit, units),
             flat_w=flat_w,
             total_l=total_l,
-            single=nz_l[0] if len(nz_l) == 1 else -1,
             min_w=min_w,
             placement=job.placement,
             exclusive=job.exclusive,
