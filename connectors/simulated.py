@@ -109,8 +109,9 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._all_idle_w = sum(n.power.idle_w for n in self._nodes)
         self._wakes: set[int] = set()
         self._owned: dict[str, int] = {}
-        self._variants = NodeVariants()
         """Each owner's pending wake-up (:meth:`replace_wake`)."""
+        self._variants = NodeVariants()
+        """Each node's objects by power state, reused by switches."""
         self._last_t = t0
         self.changes = 0
         """Counts starts, ends, node changes, holds, releases (not arrivals, cap steps)."""
