@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 from daemon_services import API_TOKEN as TOKEN
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event
+from sqlalchemy.orm import Session
 
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
+from wattsched.daemon.store_models import CycleRow
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -195,3 +197,33 @@ def test_bad_input_is_4xx(sqlite_client: TestClient, method: str, path: str, kwa
     r = getattr(sqlite_client, method)(path, headers=headers, **kwargs)
     assert 400 <= r.status_code < 500, r.text
     assert r.json()["detail"]
+
+
+def test_a_cycle_committed_during_a_plan_read_never_empties_the_plan(
+    client: TestClient, service: Service, any_engine: Engine
+) -> None:
+    # The daemon replaces the plan's entries with each cycle's. A cycle committed between
+    # the statements of one GET /plan must not pair a cycle with the next one's entries
+    # (before: the latest cycle, then its entries, already deleted: an empty plan).
+    cluster = service.connector
+    seen: list[int] = []  # statements of the request so far (one when it has entries)
+    fire_at = [0]  # the statement before which a cycle is committed
+
+    def commit_a_cycle(*_: Any) -> None:
+        seen.append(1)
+        if len(seen) == fire_at[0]:
+            cluster.advance_to(cluster.now + 1)  # type: ignore[attr-defined]
+            service.run_now()
+
+    event.listen(any_engine, "before_cursor_execute", commit_a_cycle)
+    try:
+        for k in (1, 2, 3):
+            fire_at[0] = k
+            seen.clear()
+            plan = client.get("/plan").json()
+            with Session(any_engine) as s:
+                cycle = s.get(CycleRow, plan["cycle_id"])
+                assert cycle is not None
+                assert len(plan["entries"]) == cycle.planned > 0
+    finally:
+        event.remove(any_engine, "before_cursor_execute", commit_a_cycle)

@@ -17,10 +17,29 @@ router = APIRouter(tags=["plan"])
 
 @router.get("/plan", response_model=PlanOut)
 def get_plan(session: SessionDep) -> PlanOut:
-    """The current plan: each job's planned start, latest end and nodes, by start time."""
-    cycle = session.scalars(
-        select(CycleRow).where(CycleRow.ok.is_(True)).order_by(CycleRow.id.desc()).limit(1)
-    ).first()
+    """The current plan: each job's planned start, latest end and nodes, by start time.
+
+    The entries and their cycle are read in one statement: the daemon replaces the entries
+    with each cycle's in one transaction, so two reads could straddle a cycle and pair one
+    cycle with the next one's (deleted) entries, an empty plan."""
+    for _ in range(3):
+        rows = session.execute(
+            select(PlanEntryRow, CycleRow)
+            .join(CycleRow, CycleRow.id == PlanEntryRow.cycle_id)
+            .order_by(PlanEntryRow.start, PlanEntryRow.job_id)
+        ).all()
+        if rows:
+            return _plan_out(rows[0][1], [r[0] for r in rows])
+        cycle = session.scalars(
+            select(CycleRow).where(CycleRow.ok.is_(True)).order_by(CycleRow.id.desc()).limit(1)
+        ).first()
+        if cycle is None or cycle.planned == 0:
+            return _plan_out(cycle, [])
+        # A cycle with entries was committed between the two reads: read them again.
+    return _plan_out(cycle, [])
+
+
+def _plan_out(cycle: CycleRow | None, rows: list[PlanEntryRow]) -> PlanOut:
     if cycle is None:
         return PlanOut(
             cycle_id=None,
@@ -32,11 +51,6 @@ def get_plan(session: SessionDep) -> PlanOut:
             planned_mean_wait_s=None,
             entries=[],
         )
-    rows = session.scalars(
-        select(PlanEntryRow)
-        .where(PlanEntryRow.cycle_id == cycle.id)
-        .order_by(PlanEntryRow.start, PlanEntryRow.job_id)
-    )
     return PlanOut(
         cycle_id=cycle.id,
         time=cycle.time,
