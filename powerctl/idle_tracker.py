@@ -5,9 +5,16 @@ keeps only ``node -> idle since`` for nodes idle at the last snapshot, so everyt
 is rebuilt from snapshots: after a restart idle times count from the first snapshot seen,
 which can only delay a power-off, never cause one. A job that starts and ends between two
 snapshots goes unseen (the replay observes every event; the daemon's cycle may not).
+
+Between two snapshots of the same nodes (by name and position) only the nodes whose object
+changed, whose busy state changed, or that start a unit now or did at the last snapshot can
+begin or end a spell: the tracker looks at those alone (a node idle at both keeps its start,
+since the clock did not go back), and at every node otherwise.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from wattsched.powerctl.policy import busy_nodes
 from wattsched.scheduler.model import Node, Plan, PowerState, RunningJob, Snapshot
@@ -20,9 +27,10 @@ class IdleTracker:
         self._since: dict[str, int] = {}
         self._running: tuple[RunningJob, ...] | None = None
         self._busy: frozenset[str] = frozenset()
-        self._seen: tuple[tuple[Node, ...], frozenset[str]] | None = None
-        """The nodes and busy set ``_since`` was last computed from with no start in the plan:
-        the very same objects give the very same ``_since``."""
+        self._last: tuple[tuple[Node, ...], frozenset[str], frozenset[str], int] | None = None
+        """The nodes, busy set, starting nodes and time ``_since`` was last computed from."""
+        self._where: dict[str, int] = {}
+        """Node name -> position in the nodes of the last full pass."""
 
     def busy(self, snap: Snapshot) -> frozenset[str]:
         """:func:`busy_nodes` of ``snap`` (kept while its running jobs are the same tuple)."""
@@ -34,20 +42,63 @@ class IdleTracker:
     def observe(self, snap: Snapshot, plan: Plan | None = None) -> dict[str, int]:
         """Update from ``snap`` (and the starts of ``plan``); returns ``node -> idle since``."""
         busy_now = self.busy(snap)
-        starting = [n for a in plan.starts_now() for n in a.nodes] if plan is not None else []
-        seen = self._seen
-        if not starting and seen is not None and seen[0] is snap.nodes and seen[1] is busy_now:
+        starting = (
+            frozenset(n for a in plan.starts_now() for n in a.nodes)
+            if plan is not None
+            else frozenset()
+        )
+        last, now = self._last, snap.time
+        self._last = (snap.nodes, busy_now, starting, now)
+        same = last is not None and last[0] is snap.nodes and last[1] is busy_now
+        if same and not starting and last is not None and not last[2]:
             return dict(self._since)  # nothing it depends on changed: the same spells
-        self._seen = None if starting else (snap.nodes, busy_now)
-        busy = busy_now.union(starting)
-        since: dict[str, int] = {}
-        for node in snap.nodes:
-            if node.state is PowerState.ON and node.name not in busy:
-                since[node.name] = min(self._since.get(node.name, snap.time), snap.time)
-        self._since = since
-        return dict(since)
+        touched = _touched(last, snap.nodes, busy_now, starting, now, self._where)
+        busy = busy_now.union(starting) if starting else busy_now
+        if touched is None:
+            self._where = {n.name: i for i, n in enumerate(snap.nodes)}
+            since: dict[str, int] = {}
+            for node in snap.nodes:
+                if node.state is PowerState.ON and node.name not in busy:
+                    since[node.name] = min(self._since.get(node.name, now), now)
+            self._since = since
+        else:
+            since = self._since
+            for node in touched:
+                if node.state is PowerState.ON and node.name not in busy:
+                    since.setdefault(node.name, now)
+                else:
+                    since.pop(node.name, None)
+        return dict(self._since)
 
     def idle_seconds(self, name: str, now: int) -> int:
         """How long ``name`` has been idle at ``now`` (0 when it is not idle)."""
         t = self._since.get(name)
         return 0 if t is None else max(0, now - t)
+
+
+def _touched(
+    last: tuple[tuple[Node, ...], frozenset[str], frozenset[str], int] | None,
+    nodes: tuple[Node, ...],
+    busy: frozenset[str],
+    starting: frozenset[str],
+    now: int,
+    where: dict[str, int],
+) -> Iterable[Node] | None:
+    """The nodes of ``nodes`` whose spell may have begun or ended since ``last``, or None when
+    every node must be looked at (other nodes or another order, or the clock went back)."""
+    if last is None or now < last[3] or len(last[0]) != len(nodes):
+        return None
+    old = last[0]
+    out: dict[str, Node] = {}
+    if old is not nodes:
+        for a, b in zip(old, nodes, strict=True):
+            if a is not b:
+                if a.name != b.name:
+                    return None
+                out[b.name] = b
+    names = (busy ^ last[1]) | starting | last[2]
+    for name in names:
+        i = where.get(name)
+        if i is not None and name not in out:
+            out[name] = nodes[i]
+    return out.values()

@@ -76,7 +76,7 @@ def test_the_overlay_of_the_book_nodes_equals_every_node_through_the_book(steps:
 cycles = st.lists(
     st.tuples(
         st.integers(0, 900),  # time step
-        st.booleans(),  # rebuild the node tuple
+        st.sets(st.sampled_from(NAMES)),  # the nodes rebuilt (all: a new tuple of new nodes)
         st.lists(st.sampled_from(STATES), min_size=len(NAMES), max_size=len(NAMES)),
         st.sets(st.sampled_from(NAMES), max_size=3),  # running on
         st.booleans(),  # keep the running tuple
@@ -101,9 +101,14 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
     for dt, rebuild, states, run_on, keep_run, starting, failures in cycles:
         t += dt
         if nodes is None or rebuild:
-            nodes = tuple(
+            # Only the rebuilt nodes are new objects (a node switched); the others are kept.
+            fresh = [
                 node(name, state=s, last_power_failure=None if f is None else t + f)
                 for name, s, f in zip(NAMES, states, failures, strict=True)
+            ]
+            nodes = tuple(
+                b if nodes is None or b.name in rebuild else a
+                for a, b in zip(nodes or fresh, fresh, strict=True)
             )
         if not keep_run:
             runs = tuple(running(job(f"j{name}"), [name]) for name in sorted(run_on))
