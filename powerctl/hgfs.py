@@ -190,7 +190,7 @@ class HGFSPolicy(PowerPolicy):
         nv = self.views.nodes(snap)
         queued = qv.queued
         mean_wait = qv.mean_wait(snap.time)
-        powered, on_slots = nv.powered, nv.on_slots
+        n_powered, on_slots = nv.n_powered, nv.on_slots
         # The largest request of each resource among the queued jobs, at most the cluster's.
         largest = [min(a, b) for a, b in zip(qv.most, nv.all_slots, strict=True)]
         candidates = self.views.candidates(snap, p.backoff_s)
@@ -212,11 +212,11 @@ class HGFSPolicy(PowerPolicy):
         if rule2:
             rest = without(candidates, on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=1, draw_of=draw_of)
-        missing = p.min_on - len(powered) - len(on)
+        missing = p.min_on - n_powered - len(on)
         if missing > 0:
             rest = without(candidates, on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=missing, draw_of=draw_of)
-        spare = self._spare(snap, powered) if p.spare_on else 0
+        spare = self._spare(snap, nv.powered) if p.spare_on else 0
         if p.spare_on > spare + len(on):
             # Rule 4: a reserve of idle powered nodes.
             rest = without(candidates, on)
@@ -238,7 +238,7 @@ class HGFSPolicy(PowerPolicy):
             since,
             queued,
             mean_wait,
-            powered,
+            n_powered,
             largest,
             shapes,
             bool(candidates),
@@ -268,7 +268,7 @@ class HGFSPolicy(PowerPolicy):
         since: dict[str, int],
         queued: list[Job],
         mean_wait: float,
-        powered: list[Node],
+        n_powered: int,
         largest: list[int],
         shapes: dict[Resources, int],
         can_power_on: bool,
@@ -286,7 +286,7 @@ class HGFSPolicy(PowerPolicy):
         idle_times = [float(snap.time - since[n.name]) for n in idle]
         fuzzy = p.fuzzy_off_count(idle_times)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
-        want = min(fuzzy + int(rule3), len(idle), max(0, len(powered) - p.min_on))
+        want = min(fuzzy + int(rule3), len(idle), max(0, n_powered - p.min_on))
         if spare_left is not None:
             want = min(want, max(0, spare_left))  # rule 4: keep the reserve
         slots = self.views.nodes(snap).on_slots

@@ -21,6 +21,7 @@ from wattsched.powerctl.selection import (
     _room,
     draw_w,
     order_for_off,
+    order_for_on,
     power_on_candidates,
     queue_shapes,
     running_draw,
@@ -49,10 +50,9 @@ def capacity(nodes: list[Node]) -> list[int]:
 class NodeView:
     """The nodes of one snapshot, as the policies look at them."""
 
-    powered: list[Node]
-    """ON or booting."""
-    usable: list[Node]
-    """Powered and available."""
+    nodes: tuple[Node, ...]
+    n_powered: int
+    """How many are ON or booting."""
     on_slots: list[int]
     """Pooled capacity of the usable nodes."""
     all_slots: list[int]
@@ -61,10 +61,29 @@ class NodeView:
     """Capacities of the usable nodes and how many have each."""
     off_order: list[Node]
     """Every node in the order to power them off."""
+    where: dict[str, int]
+    """Node name -> its position in ``off_order``."""
     candidates: list[Node] | None = None
     candidates_until: float = 0.0
     """``candidates`` hold before this time: the first end of a node's back-off after they
     were computed (infinite when no node is in back-off)."""
+    candidates_backoff: int = -1
+    """The back-off ``candidates`` were computed with."""
+    on_rank: dict[str, int] | None = None
+    """Node name -> its position in :func:`order_for_on` of every node (made on first use)."""
+    _powered: list[Node] | None = None
+
+    @property
+    def powered(self) -> list[Node]:
+        """The ON or booting nodes, in the snapshot's order."""
+        if self._powered is None:
+            self._powered = [n for n in self.nodes if n.state in _POWERED]
+        return self._powered
+
+    @property
+    def usable(self) -> list[Node]:
+        """The powered and available nodes, in the snapshot's order."""
+        return [n for n in self.powered if n.available]
 
 
 @dataclass(slots=True)
@@ -108,20 +127,23 @@ class SnapshotViews:
     def nodes(self, snap: Snapshot) -> NodeView:
         """The view of ``snap.nodes``."""
         if self._node_view is not None and snap.nodes is not self._nodes:
-            view = _restated(self._node_view, self._nodes, snap.nodes)
+            view = _restated(self._node_view, self._nodes, snap.nodes, snap.time)
             if view is not None:
                 self._node_view = view
                 self._nodes = snap.nodes
         if self._node_view is None or snap.nodes is not self._nodes:
             powered = [n for n in snap.nodes if n.state in _POWERED]
             usable = [n for n in powered if n.available]
+            off_order = order_for_off(snap.nodes)
             self._node_view = NodeView(
-                powered=powered,
-                usable=usable,
+                nodes=snap.nodes,
+                n_powered=len(powered),
                 on_slots=capacity(usable),
                 all_slots=capacity([n for n in snap.nodes if n.available]),
                 usable_kinds=Counter(n.capacity for n in usable),
-                off_order=order_for_off(snap.nodes),
+                off_order=off_order,
+                where={n.name: i for i, n in enumerate(off_order)},
+                _powered=powered,
             )
             self._nodes = snap.nodes
         return self._node_view
@@ -129,8 +151,13 @@ class SnapshotViews:
     def candidates(self, snap: Snapshot, backoff_s: int = DEFAULT_BACKOFF_S) -> list[Node]:
         """:func:`power_on_candidates` of ``snap`` (kept until a node's back-off ends)."""
         view = self.nodes(snap)
-        if view.candidates is None or snap.time >= view.candidates_until:
+        if (
+            view.candidates is None
+            or snap.time >= view.candidates_until
+            or view.candidates_backoff != backoff_s
+        ):
             view.candidates = power_on_candidates(snap, backoff_s)
+            view.candidates_backoff = backoff_s
             # A back-off that ends later changes the answer then, and nothing else in time does.
             ends = [
                 n.last_power_failure + backoff_s
@@ -214,11 +241,25 @@ def _usable(node: Node) -> bool:
     return node.state in _POWERED and node.available
 
 
+def _candidate(node: Node, now: int, backoff_s: int) -> bool:
+    """The test of :func:`power_on_candidates` for one node."""
+    return (
+        node.state in (PowerState.OFF, PowerState.FAILED)
+        and node.available
+        and (node.last_power_failure is None or now - node.last_power_failure >= backoff_s)
+    )
+
+
 def _restated(
-    view: NodeView, old: tuple[Node, ...] | None, nodes: tuple[Node, ...]
+    view: NodeView, old: tuple[Node, ...] | None, nodes: tuple[Node, ...], now: int
 ) -> NodeView | None:
     """``view`` brought to ``nodes`` when only power states or availability changed (a node
-    switched: the common case in a replay), else None."""
+    switched: the common case in a replay), else None.
+
+    The order keys of the changed nodes (name, efficiency, last power failure) are those of
+    their old objects, so both node orders keep their places; the power-on candidates are
+    those of the view less the changed nodes, plus the changed nodes that now are ones
+    (unless the candidates expire by ``now``: then they are left to be made afresh)."""
     if old is None or len(old) != len(nodes):
         return None
     changed = [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]
@@ -234,9 +275,11 @@ def _restated(
     all_slots = list(view.all_slots)
     kinds = Counter(view.usable_kinds)
     off_order = list(view.off_order)
-    where = {n.name: i for i, n in enumerate(off_order)} if changed else {}
+    where = view.where
+    n_powered = view.n_powered
     for a, b in changed:
         cap = a.capacity.as_tuple()
+        n_powered += int(b.state in _POWERED) - int(a.state in _POWERED)
         sign = int(_usable(b)) - int(_usable(a))
         if sign:
             on_slots = [s + sign * c for s, c in zip(on_slots, cap, strict=True)]
@@ -247,12 +290,27 @@ def _restated(
         if avail:
             all_slots = [s + avail * c for s, c in zip(all_slots, cap, strict=True)]
         off_order[where[a.name]] = b
-    powered = [n for n in nodes if n.state in _POWERED]
-    return NodeView(
-        powered=powered,
-        usable=[n for n in powered if n.available],
+    out = NodeView(
+        nodes=nodes,
+        n_powered=n_powered,
         on_slots=on_slots,
         all_slots=all_slots,
         usable_kinds=kinds,
         off_order=off_order,
+        where=where,
+        on_rank=view.on_rank,
     )
+    if view.candidates is not None and now < view.candidates_until:
+        backoff_s = view.candidates_backoff
+        new = {b.name: b for _, b in changed}
+        cands = [n for n in view.candidates if n.name not in new]
+        added = [b for b in new.values() if _candidate(b, now, backoff_s)]
+        if added:
+            if out.on_rank is None:
+                out.on_rank = {n.name: i for i, n in enumerate(order_for_on(nodes))}
+            rank = out.on_rank
+            cands = sorted(cands + added, key=lambda n: rank[n.name])
+        out.candidates = cands
+        out.candidates_until = view.candidates_until
+        out.candidates_backoff = backoff_s
+    return out

@@ -19,12 +19,13 @@ from tests.powerctl.power_builders import job, node, plan, running, snapshot
 from wattsched.powerctl.idle_tracker import IdleTracker
 from wattsched.powerctl.machine import PowerBook
 from wattsched.powerctl.policy import busy_nodes
-from wattsched.powerctl.selection import free_capacity, power_on_candidates
-from wattsched.powerctl.views import SnapshotViews
+from wattsched.powerctl.selection import free_capacity, order_for_off, power_on_candidates
+from wattsched.powerctl.views import SnapshotViews, capacity
 from wattsched.scheduler.model import Node, PowerState, Snapshot
 
 NAMES = [f"n{i}" for i in range(6)]
 STATES = [PowerState.ON, PowerState.OFF, PowerState.FAILED, PowerState.BOOTING]
+POWERED = (PowerState.ON, PowerState.BOOTING)
 
 
 def _overlay_afresh(book: PowerBook, snap: Snapshot) -> tuple[Node, ...]:
@@ -82,6 +83,7 @@ cycles = st.lists(
         st.booleans(),  # keep the running tuple
         st.sets(st.sampled_from(NAMES), max_size=2),  # starting now
         st.lists(st.none() | st.integers(-1200, 0), min_size=len(NAMES), max_size=len(NAMES)),
+        st.booleans(),  # the rebuilt nodes keep their last power failure (only switched)
     ),
     min_size=1,
     max_size=30,
@@ -98,7 +100,7 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
     t = 0
     nodes: tuple[Node, ...] | None = None
     runs: tuple[Any, ...] = ()
-    for dt, rebuild, states, run_on, keep_run, starting, failures in cycles:
+    for dt, rebuild, states, run_on, keep_run, starting, failures, switched in cycles:
         t += dt
         if nodes is None or rebuild:
             # Only the rebuilt nodes are new objects (a node switched); the others are kept.
@@ -106,6 +108,11 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
                 node(name, state=s, last_power_failure=None if f is None else t + f)
                 for name, s, f in zip(NAMES, states, failures, strict=True)
             ]
+            if nodes is not None and switched:
+                fresh = [
+                    dataclasses.replace(b, last_power_failure=a.last_power_failure)
+                    for a, b in zip(nodes, fresh, strict=True)
+                ]
             nodes = tuple(
                 b if nodes is None or b.name in rebuild else a
                 for a, b in zip(nodes or fresh, fresh, strict=True)
@@ -123,4 +130,9 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
         }
         assert tracker.observe(snap, p) == since
         assert views.candidates(snap, 600) == power_on_candidates(snap, 600)
+        view = views.nodes(snap)
+        assert view.powered == [n for n in snap.nodes if n.state in POWERED]
+        assert view.n_powered == len(view.powered)
+        assert view.off_order == order_for_off(snap.nodes)
+        assert view.on_slots == capacity(view.usable)
         assert views.free(snap) == free_capacity(snap, (PowerState.ON, PowerState.BOOTING))
