@@ -13,7 +13,7 @@ outcomes in the journal, the book and the counters. An operator's command
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wattsched.connectors.base import Connector, ConnectorError
@@ -32,7 +32,7 @@ from wattsched.powerctl.policy import (
     power_off_refusal,
 )
 from wattsched.powerctl.switching import Switcher, SwitchResult
-from wattsched.scheduler.model import Plan, PowerState, Snapshot
+from wattsched.scheduler.model import Node, Plan, PowerState, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +99,15 @@ class PowerOutcome:
 def refusal(
     control: PowerControl, snap: Snapshot, plan: Plan, node: str, on: bool,
     busy: set[str] | None = None, planned: set[str] | None = None,
+    index: Mapping[str, Node] | None = None,
 ) -> str | None:  # fmt: skip
-    """Why a command must not be sent now (the safety rules of DESIGN.md), or None."""
-    n = next((x for x in snap.nodes if x.name == node), None)
+    """Why a command must not be sent now (the safety rules of DESIGN.md), or None.
+
+    ``index`` (node name -> node of ``snap``) may be passed when many commands are checked."""
+    if index is not None:
+        n = index.get(node)
+    else:
+        n = next((x for x in snap.nodes if x.name == node), None)
     if n is None:
         return f"the RMS reports no node {node!r}"
     if on:
@@ -119,9 +125,10 @@ def send(
     *,
     cycle_id: int | None = None,
     reason: str = "policy",
+    index: Mapping[str, Node] | None = None,
 ) -> list[tuple[int, SwitchResult]]:
     """Journal ``commands`` pending, send them (in parallel), record their outcomes; each
-    command's journal id and result."""
+    command's journal id and result (``index``: node name -> node of ``snap``, when known)."""
     if not commands:
         return []
     ids = journal.begin_actions(
@@ -131,7 +138,7 @@ def send(
     )
     results: list[SwitchResult] = []
     outcomes: list[Outcome] = []
-    nodes = {n.name: n for n in snap.nodes}
+    nodes = index if index is not None else {n.name: n for n in snap.nodes}
     try:
         results = control.switcher.run(commands)
         for action_id, r in zip(ids, results, strict=True):
@@ -173,17 +180,22 @@ def apply_power_policy(
     out = PowerOutcome(decision)
     if act and not decision.empty:
         busy, planned = busy_nodes(snap), planned_nodes(plan)
+        index = {n.name: n for n in snap.nodes}
+        # refusal looks at the first node of a name, the index holds the last: the same
+        # unless a name comes twice.
+        first = index if len(index) == len(snap.nodes) else None
         cmds: list[tuple[str, bool]] = []
         for name, on in [(n, False) for n in decision.off] + [(n, True) for n in decision.on]:
-            why = refusal(control, snap, plan, name, on, busy, planned)
+            why = refusal(control, snap, plan, name, on, busy, planned, first)
             if why:
                 log.error("power policy asked for %s %s; refused: %s", name, on, why)
                 out.refused.append((name, why))
             else:
                 cmds.append((name, on))
         sent = send(
-            control, journal, snap, cmds, cycle_id=cycle_id, reason=decision.reason or "policy"
-        )
+            control, journal, snap, cmds, cycle_id=cycle_id,
+            reason=decision.reason or "policy", index=index,
+        )  # fmt: skip
         out.results = [r for _, r in sent]
         for r in out.results:
             if r.ok:

@@ -91,11 +91,10 @@ def _touched(
     old = last[0]
     out: dict[str, Node] = {}
     if old is not nodes:
-        for a, b in zip(old, nodes, strict=True):
-            if a is not b:
-                if a.name != b.name:
-                    return None
-                out[b.name] = b
+        for a, b in [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]:
+            if a.name != b.name:
+                return None
+            out[b.name] = b
     names = (busy ^ last[1]) | starting | last[2]
     for name in names:
         i = where.get(name)
