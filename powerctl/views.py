@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from wattsched.powerctl.free_tracker import FreeTracker
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
 from wattsched.powerctl.selection import (
     RunningDraw,
@@ -123,6 +124,7 @@ class SnapshotViews:
         self._by_id: dict[str, Job] = {}
         self._free_key: tuple[object, object] | None = None
         self._free: Resources | None = None
+        self._used = FreeTracker()
 
     def nodes(self, snap: Snapshot) -> NodeView:
         """The view of ``snap.nodes``."""
@@ -202,21 +204,17 @@ class SnapshotViews:
 
     def free(self, snap: Snapshot) -> Resources:
         """:func:`wattsched.powerctl.selection.free_capacity` of the usable (powered and
-        available) nodes, kept while the nodes and the running jobs are the same tuples."""
+        available) nodes, kept while the nodes and the running jobs are the same tuples and
+        brought along when they change (:class:`~wattsched.powerctl.free_tracker.FreeTracker`)."""
         if (
             self._free is None
             or self._free_key is None
             or snap.nodes is not self._free_key[0]
             or snap.running is not self._free_key[1]
         ):
-            view = self.nodes(snap)
-            usable = {n.name for n in view.usable}
-            total = list(view.on_slots)
-            for rj in snap.running:
-                k = sum(1 for name in rj.nodes if name in usable)
-                if k:
-                    total = [t - k * a for t, a in zip(total, rj.job.unit.as_tuple(), strict=True)]
-            self._free = Resources(*(max(0, x) for x in total))
+            slots = self.nodes(snap).on_slots
+            used = self._used.used(snap.nodes, snap.running)
+            self._free = Resources(*(max(0, s - u) for s, u in zip(slots, used, strict=True)))
             self._free_key = (snap.nodes, snap.running)
         return self._free
 

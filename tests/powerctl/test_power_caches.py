@@ -105,7 +105,12 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
         if nodes is None or rebuild:
             # Only the rebuilt nodes are new objects (a node switched); the others are kept.
             fresh = [
-                node(name, state=s, last_power_failure=None if f is None else t + f)
+                node(
+                    name,
+                    state=s,
+                    last_power_failure=None if f is None else t + f,
+                    available=f is None or f > -1000,
+                )
                 for name, s, f in zip(NAMES, states, failures, strict=True)
             ]
             if nodes is not None and switched:
@@ -118,7 +123,15 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
                 for a, b in zip(nodes or fresh, fresh, strict=True)
             )
         if not keep_run:
-            runs = tuple(running(job(f"j{name}"), [name]) for name in sorted(run_on))
+            # A job keeps its object while it runs (as a connector keeps it); each has a unit
+            # on its node and one on the next.
+            kept = {rj.job.id: rj for rj in runs}
+            runs = tuple(
+                kept.get(f"j{name}")
+                or running(job(f"j{name}", units=2, cores=1 + i % 3), [name, NAMES[i - 1]])
+                for i, name in enumerate(NAMES)
+                if name in run_on
+            )
         snap = snapshot(t, nodes, run=runs)
         p = plan(t, *((f"s{name}", t, [name]) for name in sorted(starting)))
         # From scratch: idle since the first snapshot of the spell.
