@@ -200,15 +200,19 @@ def queue_shapes(snap: Snapshot) -> dict[Shape, int]:
     for j in snap.queued:
         if j.held:
             continue
-        if j.placement is Placement.PACK:
-            shape, units = Shape(j.total), 1
-        elif j.placement is Placement.SCATTER:
-            shape, units = Shape(j.unit, 1), j.units
-        else:
-            shape, units = Shape(j.unit), j.units
+        shape, units = job_shape(j)
         if units > shapes.get(shape, 0):
             shapes[shape] = units
     return shapes
+
+
+def job_shape(j: Job) -> tuple[Shape, int]:
+    """The unit shape of ``j`` and how many units it asks of it (see :func:`queue_shapes`)."""
+    if j.placement is Placement.PACK:
+        return Shape(j.total), 1
+    if j.placement is Placement.SCATTER:
+        return Shape(j.unit, 1), j.units
+    return Shape(j.unit), j.units
 
 
 def shape_rooms(shapes: Mapping[Shape, int], nodes: Iterable[Node]) -> dict[Shape, int]:

@@ -21,6 +21,7 @@ from wattsched.powerctl.selection import (
     Shape,
     _room,
     draw_w,
+    job_shape,
     order_for_off,
     order_for_on,
     power_on_candidates,
@@ -171,6 +172,11 @@ class SnapshotViews:
 
     def queue(self, snap: Snapshot) -> QueueView:
         """The view of ``snap.queued``."""
+        if self._queue_view is not None and snap.queued is not self._queued:
+            view = _requeued(self._queue_view, self._queued, snap.queued)
+            if view is not None:
+                self._queue_view = view
+                self._queued = snap.queued
         if self._queue_view is None or snap.queued is not self._queued:
             queued = [j for j in snap.queued if not j.held]
             asked = [tuple(a * j.units for a in j.unit.as_tuple()) for j in queued]
@@ -312,3 +318,42 @@ def _restated(
         out.candidates_until = view.candidates_until
         out.candidates_backoff = backoff_s
     return out
+
+
+def _asked(j: Job) -> list[int]:
+    return [a * j.units for a in j.unit.as_tuple()]
+
+
+def _requeued(
+    view: QueueView, old: tuple[Job, ...] | None, queued: tuple[Job, ...]
+) -> QueueView | None:
+    """``view`` brought to ``queued`` from the jobs that came and went (by object), or None
+    when a job that left may have held a largest request (then it is made afresh)."""
+    if old is None:
+        return None
+    before = {id(j): j for j in old}
+    now = {id(j) for j in queued}
+    if len(before) != len(old) or len(now) != len(queued):
+        return None  # a job object twice
+    gone = [j for k, j in before.items() if k not in now and not j.held]
+    came = [j for j in queued if id(j) not in before and not j.held]
+    most, need, shapes = list(view.most), list(view.need), dict(view.shapes)
+    submit_sum = view.submit_sum
+    for j in gone:
+        asked = _asked(j)
+        if any(a and a == m for a, m in zip(asked, most, strict=True)):
+            return None
+        shape, units = job_shape(j)
+        if units >= shapes.get(shape, 0):
+            return None
+        need = [n - a for n, a in zip(need, asked, strict=True)]
+        submit_sum -= j.submit
+    for j in came:
+        asked = _asked(j)
+        most = [max(m, a) for m, a in zip(most, asked, strict=True)]
+        need = [n + a for n, a in zip(need, asked, strict=True)]
+        shape, units = job_shape(j)
+        if units > shapes.get(shape, 0):
+            shapes[shape] = units
+        submit_sum += j.submit
+    return QueueView([j for j in queued if not j.held], submit_sum, most, shapes, need)

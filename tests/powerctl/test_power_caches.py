@@ -21,7 +21,7 @@ from wattsched.powerctl.machine import PowerBook
 from wattsched.powerctl.policy import busy_nodes
 from wattsched.powerctl.selection import free_capacity, order_for_off, power_on_candidates
 from wattsched.powerctl.views import SnapshotViews, capacity
-from wattsched.scheduler.model import Node, PowerState, Snapshot
+from wattsched.scheduler.model import Node, Placement, PowerState, Snapshot
 
 NAMES = [f"n{i}" for i in range(6)]
 STATES = [PowerState.ON, PowerState.OFF, PowerState.FAILED, PowerState.BOOTING]
@@ -149,3 +149,41 @@ def test_the_idle_tracker_and_the_candidates_equal_a_computation_from_scratch(
         assert view.off_order == order_for_off(snap.nodes)
         assert view.on_slots == capacity(view.usable)
         assert views.free(snap) == free_capacity(snap, (PowerState.ON, PowerState.BOOTING))
+
+
+queues = st.lists(
+    st.tuples(
+        st.sets(st.integers(0, 11)),  # the jobs that leave (by position, if there)
+        st.lists(
+            st.tuples(st.integers(1, 3), st.integers(1, 4), st.sampled_from(list(Placement))),
+            max_size=4,
+        ),  # arrivals: units, cores per unit, placement
+        st.sets(st.integers(0, 11)),  # the jobs whose hold is toggled (a new object)
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(queues)
+def test_the_queue_view_brought_along_equals_one_made_afresh(queues: Any) -> None:
+    views, queued, t, n = SnapshotViews(), (), 0, 0
+    nodes = [node(name) for name in NAMES]
+    for leave, arrive, toggle in queues:
+        t += 60
+        kept = [j for i, j in enumerate(queued) if i not in leave]
+        kept = [
+            dataclasses.replace(j, held=not j.held) if i in toggle else j
+            for i, j in enumerate(kept)
+        ]
+        for units, cores, placement in arrive:
+            n += 1
+            j = dataclasses.replace(job(f"q{n}", t, units=units, cores=cores), placement=placement)
+            kept.append(j)
+        queued = tuple(kept)
+        snap = snapshot(t, nodes, queued=queued)
+        got, fresh = views.queue(snap), SnapshotViews().queue(snap)
+        assert (got.queued, got.submit_sum, got.most, got.shapes, got.need) == (
+            fresh.queued, fresh.submit_sum, fresh.most, fresh.shapes, fresh.need,
+        )  # fmt: skip
