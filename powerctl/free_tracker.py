@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from wattsched.scheduler.model import Node, PowerState, RunningJob
 
-_POWERED = (PowerState.ON, PowerState.BOOTING)
+POWERED = (PowerState.ON, PowerState.BOOTING)
 
 
-def _usable(node: Node) -> bool:
-    return node.state in _POWERED and node.available
+def is_usable(node: Node) -> bool:
+    """True when ``node`` is powered (on or booting) and available."""
+    return node.state in POWERED and node.available
 
 
 class FreeTracker:
@@ -61,7 +62,7 @@ class FreeTracker:
             for a, b in [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]:
                 if a.name != b.name:
                     return False
-                sign = int(_usable(b)) - int(_usable(a))
+                sign = int(is_usable(b)) - int(is_usable(a))
                 if sign:
                     if sign > 0:
                         self._usable.add(b.name)
@@ -75,7 +76,7 @@ class FreeTracker:
 
     def _rebuild(self, nodes: tuple[Node, ...], running: tuple[RunningJob, ...]) -> None:
         self._nodes = nodes
-        self._usable = {n.name for n in nodes if _usable(n)}
+        self._usable = {n.name for n in nodes if is_usable(n)}
         if len({n.name for n in nodes}) != len(nodes):
             self._nodes = None  # a name twice: never restated, always walked
         self._jobs = {}

@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from wattsched.powerctl.free_tracker import FreeTracker
+from wattsched.powerctl.free_tracker import POWERED, FreeTracker, is_usable
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
 from wattsched.powerctl.selection import (
     RunningDraw,
@@ -39,7 +39,7 @@ from wattsched.scheduler.model import (
     Snapshot,
 )
 
-_POWERED = (PowerState.ON, PowerState.BOOTING)
+_POWERED = POWERED
 
 
 def capacity(nodes: list[Node]) -> list[int]:
@@ -241,10 +241,6 @@ class SnapshotViews:
         return self._rooms
 
 
-def _usable(node: Node) -> bool:
-    return node.state in _POWERED and node.available
-
-
 def _candidate(node: Node, now: int, backoff_s: int) -> bool:
     """The test of :func:`power_on_candidates` for one node."""
     return (
@@ -284,7 +280,7 @@ def _restated(
     for a, b in changed:
         cap = a.capacity.as_tuple()
         n_powered += int(b.state in _POWERED) - int(a.state in _POWERED)
-        sign = int(_usable(b)) - int(_usable(a))
+        sign = int(is_usable(b)) - int(is_usable(a))
         if sign:
             on_slots = [s + sign * c for s, c in zip(on_slots, cap, strict=True)]
             kinds[a.capacity] += sign
