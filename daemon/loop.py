@@ -45,6 +45,7 @@ from wattsched.daemon.readiness import readiness_problem
 from wattsched.daemon.requeue import RequeuePolicy, handle_requeues
 from wattsched.daemon.store import CycleRecord, Store
 from wattsched.powerctl.policy import PowerPolicy
+from wattsched.scheduler import fit_kernels
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.model import Plan, PowerCap, PowerState, Snapshot
 
@@ -365,7 +366,11 @@ class Service:
     # -- the schedule --------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Run the cycle every ``cycle_seconds`` (monotonic clock) in a thread; first now."""
+        """Run the cycle every ``cycle_seconds`` (monotonic clock) in a thread; first now.
+
+        The mapper's compiled kernels are loaded first, so that the first cycle is not the one
+        that pays numba's set-up."""
+        fit_kernels.warm()
         self._timer = CycleTimer(self._scheduled, self.cycle_seconds, monotonic=self.monotonic)
         self._timer.start()
 

@@ -229,11 +229,13 @@ def run_simulation(
     from wattsched.daemon import replay_output as out
     from wattsched.daemon.replay import replay
     from wattsched.scheduler import dispatcher as registry
+    from wattsched.scheduler import fit_kernels
 
     try:
         disp = registry.create(dispatcher_name, **params)
     except (TypeError, ValueError) as exc:
         raise _fail(str(exc)) from exc
+    fit_kernels.warm()  # start-up, not the replay's first cycle (docs/performance.md)
     if thermal is not None:
         from wattsched.daemon import thermal_sim
 

@@ -123,3 +123,34 @@ def test_book_then_give_back_restores_the_node_books(c: dict[str, object]) -> No
     assert busy[idx].tolist() == counts.tolist()
     book(free, busy, idx, counts, req, nz, +1)
     assert (free == before).all() and not busy.any()
+
+
+WARM_THEN_REPLAY = """
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
+from wattsched.scheduler import dispatcher as registry
+from wattsched.scheduler import fit_kernels as fk
+from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
+
+fk.warm()
+loaded = {k: list(k.signatures) for k in (fk.first_fit, fk.book)}
+nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=8000), NodePowerModel(idle_w=20, core_w=5))
+         for i in range(3)]
+jobs = [Job(str(j), 10 * j, 600, 1 + j % 2, Resources(cores=1 + j % 4), runtime=300)
+        for j in range(20)]
+for name in ("easy", "prb"):
+    replay(SimulatedCluster(nodes, jobs, PowerCap.unlimited()), registry.create(name))
+print(all(list(k.signatures) == s for k, s in loaded.items()))
+"""
+
+
+def test_warm_loads_the_very_kernels_a_replay_uses() -> None:
+    # After warm(), placing and booking real jobs compiles no other signature: warm() passed
+    # the argument types the mapper passes, so the first cycle pays no numba set-up.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", WARM_THEN_REPLAY], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "True", out.stderr
