@@ -32,9 +32,8 @@ from wattsched.connectors.simulated_books import (
     JobRecord,
     PowerSample,
     book_end,
-    book_start,
-    check_start,
     seconds_above,
+    start_books,
 )
 from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.connectors.simulated_nodes import NodeVariants
@@ -149,8 +148,7 @@ class SimulatedCluster(ReplayQueries, Connector):
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         if job.held:
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
-        ids, ks = check_start(job, nodes, self._index, self._nodes, self._books)
-        watts = book_start(job, ids, ks, self._books)
+        watts = start_books(job, nodes, self._index, self._nodes, self._books)
         n = job.units
         self._pool = [f - a * n for f, a in zip(self._pool, job.unit.as_tuple(), strict=True)]
         self._account(self.now)

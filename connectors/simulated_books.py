@@ -17,7 +17,16 @@ from itertools import repeat
 import numpy as np
 
 from wattsched.connectors.base import PlacementError, RMSCommandError, UnknownNodeError
-from wattsched.connectors.simulated_kernels import accept, book, release
+from wattsched.connectors.simulated_kernels import (
+    ANY_EXCLUSIVE,
+    CHECK_USABLE,
+    EXCLUSIVE,
+    FIRST_CORE,
+    FIRST_CORE_W,
+    MODEL_WATTS,
+    release,
+    take,
+)
 from wattsched.scheduler.model import (
     RESOURCES,
     Job,
@@ -28,8 +37,6 @@ from wattsched.scheduler.model import (
     placement_error,
 )
 from wattsched.scheduler.node_arrays import BoolArray, FloatArray, IntArray
-
-_NO_W: FloatArray = np.empty(0, np.float64)
 
 
 @dataclass(slots=True)
@@ -61,26 +68,27 @@ class Books:
     """Every node's books, in numpy arrays indexed like the node list (what the kernels of
     :mod:`~wattsched.connectors.simulated_kernels` update): free resources (``free[i]``,
     RESOURCES order), busy units, exclusive jobs, whether a job may start there now
-    (``usable``: on and available); once :meth:`track_jobs` asked, each node's jobs and the
-    power of its busy units (``unit_w``, lists, for the thermal cluster).
+    (``usable``: on and available), the power model (``node_w``); once :meth:`track_jobs`
+    asked, each node's jobs and the power of its busy units (``unit_w``, lists, for the
+    thermal cluster).
 
-    ``placed`` keeps each running job's placement (node indexes in the order its start named
-    them first, units per node, the power of those units per node) for its end.
+    ``placed`` keeps each running job's placement for its end: node indexes in the order its
+    start named them first over units per node (a 2 x m array), the power of those units.
     """
 
     __slots__ = (
         "busy",
         "exclusive",
         "exclusive_jobs",
-        "first_core_w",
         "free",
         "has_first_core",
-        "models",
         "node_jobs",
+        "node_w",
+        "out",
+        "out_w",
         "placed",
         "pos",
         "reqs",
-        "uniform",
         "unit_w",
         "unusable",
         "usable",
@@ -97,24 +105,25 @@ class Books:
         self.unit_w: list[float] = [0.0] * n
         self.usable: BoolArray = np.array([_usable(node) for node in nodes], np.bool_)
         self.unusable = n - int(self.usable.sum())
-        self.first_core_w: FloatArray = np.array(
-            [node.power.first_core_w for node in nodes], np.float64
-        )
-        self.has_first_core = bool(self.first_core_w.any())
-        self.models = [node.power for node in nodes]
-        self.uniform = all(m == self.models[0] for m in self.models)
-        self.placed: dict[str, tuple[IntArray, IntArray, FloatArray]] = {}
+        self.node_w: FloatArray = np.array(
+            [(m.first_core_w, m.core_w, m.gpu_w, m.mic_w) for m in (nd.power for nd in nodes)],
+            np.float64,
+        ).reshape(n, 4)
+        self.has_first_core = bool(self.node_w[:, FIRST_CORE_W].any())
+        self.placed: dict[str, tuple[IntArray, FloatArray]] = {}
         self.pos: IntArray = np.full(n, -1, np.int64)
-        """Scratch of :func:`~wattsched.connectors.simulated_kernels.accept`."""
+        self.out: IntArray = np.zeros((2, n), np.int64)
+        self.out_w: FloatArray = np.zeros(n, np.float64)
+        """Scratch of :func:`~wattsched.connectors.simulated_kernels.take`."""
         self.reqs: dict[Resources, IntArray] = {}
         self.node_jobs: list[dict[str, int]] | None = None
         """Job id -> units, per node (kept only once :meth:`track_jobs` asked for it)."""
 
     def track_jobs(self) -> None:
         """Keep the jobs of each node too (the thermal cluster asks for them per node)."""
-        self.node_jobs = [{} for _ in self.models]
-        for jid, (ids, ks, _) in self.placed.items():
-            for i, k in zip(ids.tolist(), ks.tolist(), strict=True):
+        self.node_jobs = [{} for _ in self.unit_w]
+        for jid, (placed, _) in self.placed.items():
+            for i, k in zip(*placed.tolist(), strict=True):
                 self.node_jobs[i][jid] = k
 
     def set_usable(self, i: int, node: Node) -> None:
@@ -134,41 +143,64 @@ class Books:
             a = self.reqs[unit] = np.array(unit.as_tuple(), np.int64)
         return a
 
+    def flags(self, job: Job) -> int:
+        """The kernels' ``flags`` for a start or an end of ``job`` now."""
+        return (
+            (EXCLUSIVE if job.exclusive else 0)
+            | (ANY_EXCLUSIVE if self.exclusive_jobs else 0)
+            | (CHECK_USABLE if self.unusable else 0)
+            | (FIRST_CORE if self.has_first_core else 0)
+            | (MODEL_WATTS if job.unit_power_w is None else 0)
+        )
+
 
 def _usable(node: Node) -> bool:
     return node.state is PowerState.ON and node.available
 
 
-def check_start(
+def start_books(
     job: Job,
     nodes: Sequence[str],
     index: Mapping[str, int],
     node_list: Sequence[Node],
     books: Books,
-) -> tuple[IntArray, IntArray]:
-    """Node indexes (in the order ``nodes`` names them first) and units per node of a start
-    of ``job`` on ``nodes`` (one name per unit) that the books accept; raises the typed error
-    of the first rule it breaks (placement, unknown or unusable node, an exclusive job, room)."""
+) -> float:
+    """Book a start of ``job`` on ``nodes`` (one name per unit) and return the power it adds
+    (node by node in the order first named: the first core of a node it wakes, then its
+    units); a start the books refuse raises the typed error of the first rule it breaks
+    (placement, unknown or unusable node, an exclusive job, room) and books nothing."""
     why = placement_error(job, nodes)
     if why:
         raise PlacementError(job.id, nodes, why)
     unit_ids = np.fromiter(map(index.get, nodes, repeat(-1)), np.int64, len(nodes))
-    ok, ids, ks = accept(
+    flat = job.unit_power_w
+    m, watts = take(
         unit_ids,
         books.req(job.unit),
-        job.exclusive,
-        books.exclusive_jobs > 0,
-        books.unusable > 0,
+        0.0 if flat is None else flat,
+        books.flags(job),
         books.free,
         books.busy,
         books.exclusive,
         books.usable,
+        books.node_w,
         books.pos,
+        books.out,
+        books.out_w,
     )
-    if not ok:
+    if m < 0:
         _refuse(job, nodes, index, node_list, books)
         raise AssertionError(f"start of {job.id} refused by the books, not by the rules")
-    return ids, ks
+    placed = books.placed[job.id] = (books.out[:, :m].copy(), books.out_w[:m].copy())
+    if job.exclusive:
+        books.exclusive_jobs += 1
+    if books.node_jobs is not None:
+        unit_w, node_jobs = books.unit_w, books.node_jobs
+        ids, ks = placed[0].tolist()
+        for i, k, u in zip(ids, ks, placed[1].tolist(), strict=True):
+            node_jobs[i][job.id] = k
+            unit_w[i] += u
+    return float(watts)
 
 
 def _refuse(
@@ -221,58 +253,22 @@ def seconds_above(cap: PowerCap, watts: float, start: int, end: int) -> int:
     return out
 
 
-def book_start(job: Job, ids: IntArray, ks: IntArray, books: Books) -> float:
-    """Book ``ks[n]`` units of ``job`` on node ``ids[n]`` (as :func:`check_start` returns
-    them); returns the power it adds: node by node, the first core of a node it wakes, then its
-    units."""
-    flat = job.unit_power_w
-    if flat is None and books.uniform:
-        flat = books.models[0].unit_watts(job.unit)
-    node_w = _NO_W
-    if flat is None:
-        models = books.models
-        node_w = np.array([models[i].unit_watts(job.unit) for i in ids.tolist()], np.float64)
-    watts, uwks = book(
-        ids,
-        ks,
-        books.req(job.unit),
-        0.0 if flat is None else flat,
-        node_w,
-        job.exclusive,
-        books.free,
-        books.busy,
-        books.exclusive,
-        books.first_core_w,
-        books.has_first_core,
-    )
-    if job.exclusive:
-        books.exclusive_jobs += 1
-    books.placed[job.id] = (ids, ks, uwks)
-    if books.node_jobs is not None:
-        unit_w, node_jobs = books.unit_w, books.node_jobs
-        for i, k, u in zip(ids.tolist(), ks.tolist(), uwks.tolist(), strict=True):
-            node_jobs[i][job.id] = k
-            unit_w[i] += u
-    return float(watts)
-
-
 def book_end(job: Job, books: Books, pool: list[int], busy_w: float) -> float:
     """Release an ended job's units from the books (and from ``pool``, the free resources of
     the usable nodes); returns ``busy_w`` minus the power it stops drawing, term by term:
     node by node, its units, then its first core if it is idle now."""
-    ids, ks, uwks = books.placed.pop(job.id)
+    placed, uwks = books.placed.pop(job.id)
+    flags = books.flags(job)
     back, busy_w = release(
-        ids,
-        ks,
+        placed,
         uwks,
         books.req(job.unit),
-        job.exclusive,
+        flags,
         books.free,
         books.busy,
         books.exclusive,
         books.usable,
-        books.first_core_w,
-        books.has_first_core,
+        books.node_w,
         busy_w,
     )
     for r, a in enumerate(job.unit.as_tuple()):
@@ -282,7 +278,7 @@ def book_end(job: Job, books: Books, pool: list[int], busy_w: float) -> float:
         books.exclusive_jobs -= 1
     if books.node_jobs is not None:
         unit_w, node_jobs, busy = books.unit_w, books.node_jobs, books.busy
-        for i, u in zip(ids.tolist(), uwks.tolist(), strict=True):
+        for i, u in zip(placed[0].tolist(), uwks.tolist(), strict=True):
             del node_jobs[i][job.id]
             unit_w[i] = 0.0 if busy[i] == 0 else unit_w[i] - u
     return float(busy_w)

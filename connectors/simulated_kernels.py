@@ -1,50 +1,68 @@
-"""Compiled loops of the simulated cluster's books (numba): a start's check and booking, an
-end's release.
+"""Compiled loops of the simulated cluster's books (numba): a start (its checks and its
+booking) and an end (its release), one call each.
 
 A start names one node per unit (an Atlas-sized job names hundreds); the books are numpy
 arrays indexed like the node list (:class:`~wattsched.connectors.simulated_books.Books`),
-and each of these kernels does a start's or an end's whole per-node work in one call: the
-units counted per node once, the checks, the integer updates, and the power terms in the
-very same floating-point operations and order as the Python loops they replaced
+and these kernels do a start's or an end's whole per-node work in one call: the units counted
+per node once, the checks, the integer updates, and the power terms in the very same
+floating-point operations and order as the Python loops they replaced
 (``tests/connectors/test_simulated_books.py`` compares them bit for bit with the per-node
-books of before). Compiled on first use and cached on disk beside this module.
+books of before). They return scalars only (a returned array costs more than a small start's
+whole work): a start's placement is left in scratch arrays. Compiled on first use and cached
+on disk beside this module.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from wattsched.scheduler.node_arrays import BoolArray, FloatArray, IntArray
 
+EXCLUSIVE = 1
+"""``flags`` bit: the job runs alone on its nodes."""
+ANY_EXCLUSIVE = 2
+"""``flags`` bit: some running job is exclusive (check ``held``)."""
+CHECK_USABLE = 4
+"""``flags`` bit: some node is not usable (check ``usable``)."""
+FIRST_CORE = 8
+"""``flags`` bit: some node has a first-core cost."""
+MODEL_WATTS = 16
+"""``flags`` bit: the job has no power estimate; a unit draws its node model's watts."""
+
+FIRST_CORE_W, CORE_W, GPU_W, MIC_W = 0, 1, 2, 3
+"""Columns of ``node_w``: each node's power model."""
+
 
 @njit(cache=True, nogil=True)
-def accept(
+def take(
     unit_ids: IntArray,
     req: IntArray,
-    exclusive: bool,
-    any_exclusive: bool,
-    check_usable: bool,
+    flat: float,
+    flags: int,
     free: IntArray,
     busy: IntArray,
     held: IntArray,
     usable: BoolArray,
+    node_w: FloatArray,
     pos: IntArray,
-) -> tuple[bool, IntArray, IntArray]:
-    """Whether a start with node ``unit_ids[u]`` for unit ``u`` (-1: an unknown node) fits the
-    books, and its nodes in the order first named with their units.
+    out: IntArray,
+    out_w: FloatArray,
+) -> tuple[int, float]:
+    """Check and book a start with node ``unit_ids[u]`` for unit ``u`` (-1: unknown node).
 
-    Refused: an unknown node, an unusable node (``check_usable``), a busy node for an
-    ``exclusive`` job, a node held by an exclusive job (``held``, when ``any_exclusive``), a
-    node short of ``req[r] * units`` of a resource. ``pos`` is scratch, one -1 per node (left
-    as it was found).
+    Refused (-1, 0.0), nothing booked: an unknown node, an unusable node (``CHECK_USABLE``), a
+    busy node for an ``EXCLUSIVE`` job, a node held by an exclusive job (``ANY_EXCLUSIVE``),
+    a node short of ``req[r] * units`` of a resource. Else ``(m, watts)``: the ``m`` nodes in
+    the order first named (``out[0, :m]``), their units (``out[1, :m]``) and the power of those
+    units (``out_w[:m]``: ``flat`` W a unit, or its node model's with ``MODEL_WATTS``), and the
+    power added node by node (the first core of a node it wakes, then its units). ``pos`` is
+    scratch, one -1 per node (left as it was found).
     """
-    n = unit_ids.shape[0]
-    ids = np.empty(n, np.int64)
-    ks = np.empty(n, np.int64)
+    ids = out[0]
+    ks = out[1]
     m = 0
     ok = True
-    for u in range(n):
+    for u in range(unit_ids.shape[0]):
         i = unit_ids[u]
         if i < 0:
             ok = False
@@ -59,79 +77,64 @@ def accept(
             ks[p] += 1
     for q in range(m):
         pos[ids[q]] = -1
-    if ok:
-        for q in range(m):
-            i = ids[q]
-            k = ks[q]
-            clash = busy[i] if exclusive else (held[i] if any_exclusive else 0)
-            if (check_usable and not usable[i]) or clash != 0:
-                ok = False
-            else:
-                for r in range(req.shape[0]):
-                    if req[r] * k > free[i, r]:
-                        ok = False
-            if not ok:
-                break
-    return ok, ids[:m], ks[:m]
-
-
-@njit(cache=True, nogil=True)
-def book(
-    ids: IntArray,
-    ks: IntArray,
-    req: IntArray,
-    flat: float,
-    node_w: FloatArray,
-    exclusive: bool,
-    free: IntArray,
-    busy: IntArray,
-    held: IntArray,
-    first_core: FloatArray,
-    has_first_core: bool,
-) -> tuple[float, FloatArray]:
-    """Book ``ks[q]`` units on node ``ids[q]``; returns the power added (node by node: the
-    first core of a node it wakes, then its units) and each node's units' power.
-
-    A unit draws ``flat`` W, or ``node_w[q]`` on node ``ids[q]`` when ``node_w`` is not empty.
-    """
-    m = ids.shape[0]
-    uwks = np.empty(m, np.float64)
-    per_node = node_w.shape[0] > 0
+    if not ok:
+        return -1, 0.0
+    exclusive = flags & EXCLUSIVE != 0
+    check_usable = flags & CHECK_USABLE != 0
+    any_exclusive = flags & ANY_EXCLUSIVE != 0
+    for q in range(m):
+        i = ids[q]
+        clash = busy[i] if exclusive else (held[i] if any_exclusive else 0)
+        if (check_usable and not usable[i]) or clash != 0:
+            return -1, 0.0
+        for r in range(req.shape[0]):
+            if req[r] * ks[q] > free[i, r]:
+                return -1, 0.0
+    first_core = flags & FIRST_CORE != 0
+    model = flags & MODEL_WATTS != 0
     watts = 0.0
     for q in range(m):
         i = ids[q]
         k = ks[q]
-        if has_first_core and busy[i] == 0:
-            watts += first_core[i]
+        if first_core and busy[i] == 0:
+            watts += node_w[i, FIRST_CORE_W]
         busy[i] += k
-        u = (node_w[q] if per_node else flat) * k
+        w = (_model_watts(req, node_w, i) if model else flat) * k
         for r in range(req.shape[0]):
             free[i, r] -= req[r] * k
-        watts += u
-        uwks[q] = u
+        watts += w
+        out_w[q] = w
         if exclusive:
             held[i] += 1
-    return watts, uwks
+    return m, watts
+
+
+@njit(cache=True, nogil=True)
+def _model_watts(req: IntArray, node_w: FloatArray, i: int) -> float:
+    """A unit's draw on node ``i`` from its model: the operations of ``NodePowerModel.
+    unit_watts`` in their order (cores, GPUs, MICs)."""
+    return req[0] * node_w[i, CORE_W] + req[2] * node_w[i, GPU_W] + req[3] * node_w[i, MIC_W]
 
 
 @njit(cache=True, nogil=True)
 def release(
-    ids: IntArray,
-    ks: IntArray,
+    placed: IntArray,
     uwks: FloatArray,
     req: IntArray,
-    exclusive: bool,
+    flags: int,
     free: IntArray,
     busy: IntArray,
     held: IntArray,
     usable: BoolArray,
-    first_core: FloatArray,
-    has_first_core: bool,
+    node_w: FloatArray,
     busy_w: float,
 ) -> tuple[int, float]:
-    """Release what :func:`book` booked; returns the units freed on usable nodes and
-    ``busy_w`` minus the power stopped, term by term: node by node, its units, then its first
-    core if the node is idle now."""
+    """Release what :func:`take` booked (``placed``: its ``out[:, :m]``, ``uwks``: its
+    ``out_w[:m]``); returns the units freed on usable nodes and ``busy_w`` minus the power
+    stopped, term by term: node by node, its units, then its first core if it is idle now."""
+    ids = placed[0]
+    ks = placed[1]
+    exclusive = flags & EXCLUSIVE != 0
     back = 0
     for q in range(ids.shape[0]):
         i = ids[q]
@@ -143,8 +146,9 @@ def release(
             back += k
         if exclusive:
             held[i] -= 1
+    first_core = flags & FIRST_CORE != 0
     for q in range(ids.shape[0]):
         busy_w -= uwks[q]
-        if has_first_core and busy[ids[q]] == 0:
-            busy_w -= first_core[ids[q]]
+        if first_core and busy[ids[q]] == 0:
+            busy_w -= node_w[ids[q], FIRST_CORE_W]
     return back, busy_w
