@@ -177,7 +177,7 @@ def start_books(
     m, watts = take(
         unit_ids,
         books.req(job.unit),
-        0.0 if flat is None else flat,
+        0.0 if flat is None else float(flat),  # one compiled signature, whatever the type
         books.flags(job),
         books.free,
         books.busy,
