@@ -32,9 +32,8 @@ from wattsched.connectors.simulated_books import (
     JobRecord,
     PowerSample,
     book_end,
-    book_start,
-    check_start,
     seconds_above,
+    start_books,
 )
 from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.connectors.simulated_nodes import NodeVariants
@@ -149,9 +148,9 @@ class SimulatedCluster(ReplayQueries, Connector):
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
         if job.held:
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
-        ids, ks = check_start(job, nodes, self._index, self._nodes, self._books)
-        watts = book_start(job, ids, ks, self._books)
-        self._pool = [f - t for f, t in zip(self._pool, job.total.as_tuple(), strict=True)]
+        watts = start_books(job, nodes, self._index, self._nodes, self._books)
+        n = job.units
+        self._pool = [f - a * n for f, a in zip(self._pool, job.unit.as_tuple(), strict=True)]
         self._account(self.now)
         self._busy_w += watts
         del self._queue[job_id]
@@ -350,8 +349,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         rj = self._running.pop(job_id)
         self._running_tuple = None
         self.changes += 1
-        for watts in book_end(rj.job, self._books, self._pool):
-            self._busy_w -= watts
+        self._busy_w = book_end(rj.job, self._books, self._pool, self._busy_w)
         if not self._running:
             self._busy_w = 0.0  # no float drift once idle
 
@@ -369,7 +367,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         )
         if sign:
             self._pool = [
-                p + sign * f for p, f in zip(self._pool, self._books.free[i], strict=True)
+                p + sign * f for p, f in zip(self._pool, self._books.free[i].tolist(), strict=True)
             ]
         self._static_w += node.power.state_watts(node.state) - old.power.state_watts(old.state)
         self._nodes_on += int(node.state is PowerState.ON) - int(old.state is PowerState.ON)

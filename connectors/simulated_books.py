@@ -2,27 +2,41 @@
 each node's free resources, and the checks a start must pass (the same typed errors a real
 RMS connector raises).
 
-The books (:class:`Books`) are flat lists indexed like the node list, and a start or an end
-works once per node it names, not once per unit (a job of 2,048 units on 256 nodes of 8 cores
-costs 256 steps, not 2,048 lookups of node names). Power is summed node by node in the order
-the per-node objects used, so the floats are the very same
+The books (:class:`Books`) are numpy arrays indexed like the node list, and a start or an
+end is one compiled call (:mod:`~wattsched.connectors.simulated_kernels`) that counts the
+units per node once and works once per node, not once per unit. Power is summed node by node
+in the order the per-node objects used, so the floats are the very same
 (``tests/connectors/test_simulated_books.py``)."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
 
 from wattsched.connectors.base import PlacementError, RMSCommandError, UnknownNodeError
+from wattsched.connectors.simulated_kernels import (
+    ANY_EXCLUSIVE,
+    CHECK_USABLE,
+    EXCLUSIVE,
+    FIRST_CORE,
+    FIRST_CORE_W,
+    MODEL_WATTS,
+    release,
+    take,
+)
 from wattsched.scheduler.model import (
     RESOURCES,
     Job,
     Node,
     PowerCap,
     PowerState,
+    Resources,
     placement_error,
 )
+from wattsched.scheduler.node_arrays import BoolArray, FloatArray, IntArray
 
 
 @dataclass(slots=True)
@@ -51,52 +65,65 @@ class PowerSample:
 
 
 class Books:
-    """Every node's books, in lists indexed like the node list: free resources (``free[i]``,
+    """Every node's books, in numpy arrays indexed like the node list (what the kernels of
+    :mod:`~wattsched.connectors.simulated_kernels` update): free resources (``free[i]``,
     RESOURCES order), busy units, exclusive jobs, whether a job may start there now
-    (``usable``: on and available); once :meth:`track_jobs` asked, each node's jobs and the
-    power of its busy units (``unit_w``, for the thermal cluster).
+    (``usable``: on and available), the power model (``node_w``); once :meth:`track_jobs`
+    asked, each node's jobs and the power of its busy units (``unit_w``, lists, for the
+    thermal cluster).
 
-    ``placed`` keeps each running job's placement (node indexes in the order its start named
-    them first, units per node, the power of those units per node) for its end.
+    ``placed`` keeps each running job's placement for its end: node indexes in the order its
+    start named them first over units per node (a 2 x m array), the power of those units.
     """
 
     __slots__ = (
         "busy",
         "exclusive",
         "exclusive_jobs",
-        "first_core_w",
         "free",
         "has_first_core",
-        "models",
         "node_jobs",
+        "node_w",
+        "out",
+        "out_w",
         "placed",
-        "uniform",
+        "pos",
+        "reqs",
         "unit_w",
         "unusable",
         "usable",
     )
 
     def __init__(self, nodes: Sequence[Node]) -> None:
-        self.free: list[list[int]] = [list(node.capacity.as_tuple()) for node in nodes]
-        self.busy: list[int] = [0] * len(nodes)
-        self.exclusive: list[int] = [0] * len(nodes)
+        n = len(nodes)
+        self.free: IntArray = np.array(
+            [node.capacity.as_tuple() for node in nodes], np.int64
+        ).reshape(n, len(RESOURCES))
+        self.busy: IntArray = np.zeros(n, np.int64)
+        self.exclusive: IntArray = np.zeros(n, np.int64)
         self.exclusive_jobs = 0
-        self.unit_w: list[float] = [0.0] * len(nodes)
-        self.usable: list[bool] = [_usable(node) for node in nodes]
-        self.unusable = self.usable.count(False)
-        self.first_core_w: list[float] = [node.power.first_core_w for node in nodes]
-        self.has_first_core = any(self.first_core_w)
-        self.models = [node.power for node in nodes]
-        self.uniform = all(m == self.models[0] for m in self.models)
-        self.placed: dict[str, tuple[list[int], list[int], list[float]]] = {}
+        self.unit_w: list[float] = [0.0] * n
+        self.usable: BoolArray = np.array([_usable(node) for node in nodes], np.bool_)
+        self.unusable = n - int(self.usable.sum())
+        self.node_w: FloatArray = np.array(
+            [(m.first_core_w, m.core_w, m.gpu_w, m.mic_w) for m in (nd.power for nd in nodes)],
+            np.float64,
+        ).reshape(n, 4)
+        self.has_first_core = bool(self.node_w[:, FIRST_CORE_W].any())
+        self.placed: dict[str, tuple[IntArray, FloatArray]] = {}
+        self.pos: IntArray = np.full(n, -1, np.int64)
+        self.out: IntArray = np.zeros((2, n), np.int64)
+        self.out_w: FloatArray = np.zeros(n, np.float64)
+        """Scratch of :func:`~wattsched.connectors.simulated_kernels.take`."""
+        self.reqs: dict[Resources, IntArray] = {}
         self.node_jobs: list[dict[str, int]] | None = None
         """Job id -> units, per node (kept only once :meth:`track_jobs` asked for it)."""
 
     def track_jobs(self) -> None:
         """Keep the jobs of each node too (the thermal cluster asks for them per node)."""
-        self.node_jobs = [{} for _ in self.models]
-        for jid, (ids, ks, _) in self.placed.items():
-            for i, k in zip(ids, ks, strict=True):
+        self.node_jobs = [{} for _ in self.unit_w]
+        for jid, (placed, _) in self.placed.items():
+            for i, k in zip(*placed.tolist(), strict=True):
                 self.node_jobs[i][jid] = k
 
     def set_usable(self, i: int, node: Node) -> None:
@@ -107,68 +134,73 @@ class Books:
 
     def pooled_free(self) -> list[int]:
         """Free resources pooled over the nodes that are on and available."""
-        free = [0] * len(RESOURCES)
-        for ok, f in zip(self.usable, self.free, strict=True):
-            if ok:
-                for r, a in enumerate(f):
-                    free[r] += a
-        return free
+        return [int(a) for a in self.free[self.usable].sum(axis=0)]
+
+    def req(self, unit: Resources) -> IntArray:
+        """A unit's requirement as an array (one per distinct unit)."""
+        a = self.reqs.get(unit)
+        if a is None:
+            a = self.reqs[unit] = np.array(unit.as_tuple(), np.int64)
+        return a
+
+    def flags(self, job: Job) -> int:
+        """The kernels' ``flags`` for a start or an end of ``job`` now."""
+        return (
+            (EXCLUSIVE if job.exclusive else 0)
+            | (ANY_EXCLUSIVE if self.exclusive_jobs else 0)
+            | (CHECK_USABLE if self.unusable else 0)
+            | (FIRST_CORE if self.has_first_core else 0)
+            | (MODEL_WATTS if job.unit_power_w is None else 0)
+        )
 
 
 def _usable(node: Node) -> bool:
     return node.state is PowerState.ON and node.available
 
 
-def check_start(
+def start_books(
     job: Job,
     nodes: Sequence[str],
     index: Mapping[str, int],
     node_list: Sequence[Node],
     books: Books,
-) -> tuple[list[int], list[int]]:
-    """Node indexes (in the order ``nodes`` names them first) and units per node of a start
-    of ``job`` on ``nodes`` (one name per unit) that the books accept; raises the typed error
-    of the first rule it breaks (placement, unknown or unusable node, an exclusive job, room)."""
+) -> float:
+    """Book a start of ``job`` on ``nodes`` (one name per unit) and return the power it adds
+    (node by node in the order first named: the first core of a node it wakes, then its
+    units); a start the books refuse raises the typed error of the first rule it breaks
+    (placement, unknown or unusable node, an exclusive job, room) and books nothing."""
     why = placement_error(job, nodes)
     if why:
         raise PlacementError(job.id, nodes, why)
-    if len(nodes) == 1:
-        ids, ks = [index.get(nodes[0], -1)], [1]
-    else:
-        counts = Counter(nodes)
-        get = index.get
-        ids = [get(name, -1) for name in counts]
-        ks = list(counts.values())
-    if not _accepts(job, ids, ks, books):
+    unit_ids = np.fromiter(map(index.get, nodes, repeat(-1)), np.int64, len(nodes))
+    flat = job.unit_power_w
+    m, watts = take(
+        unit_ids,
+        books.req(job.unit),
+        0.0 if flat is None else float(flat),  # one compiled signature, whatever the type
+        books.flags(job),
+        books.free,
+        books.busy,
+        books.exclusive,
+        books.usable,
+        books.node_w,
+        books.pos,
+        books.out,
+        books.out_w,
+    )
+    if m < 0:
         _refuse(job, nodes, index, node_list, books)
         raise AssertionError(f"start of {job.id} refused by the books, not by the rules")
-    return ids, ks
-
-
-def _accepts(job: Job, ids: list[int], ks: list[int], books: Books) -> bool:
-    """Whether the nodes ``ids`` (-1: unknown) are usable, clash with no exclusive job and
-    have room for ``ks`` units each (plain loops: most starts name a few nodes)."""
-    if min(ids) < 0:
-        return False
-    if books.unusable:
-        usable = books.usable
-        for i in ids:
-            if not usable[i]:
-                return False
-    if job.exclusive or books.exclusive_jobs:
-        clash = books.busy if job.exclusive else books.exclusive
-        for i in ids:
-            if clash[i]:
-                return False
-    free = books.free
-    for r, a in enumerate(job.unit.as_tuple()):
-        if a:
-            if a * max(ks) <= min([free[i][r] for i in ids]):
-                continue  # room on every node for the most units any of them gets
-            for i, k in zip(ids, ks, strict=True):
-                if a * k > free[i][r]:
-                    return False
-    return True
+    placed = books.placed[job.id] = (books.out[:, :m].copy(), books.out_w[:m].copy())
+    if job.exclusive:
+        books.exclusive_jobs += 1
+    if books.node_jobs is not None:
+        unit_w, node_jobs = books.unit_w, books.node_jobs
+        ids, ks = placed[0].tolist()
+        for i, k, u in zip(ids, ks, placed[1].tolist(), strict=True):
+            node_jobs[i][job.id] = k
+            unit_w[i] += u
+    return float(watts)
 
 
 def _refuse(
@@ -221,97 +253,32 @@ def seconds_above(cap: PowerCap, watts: float, start: int, end: int) -> int:
     return out
 
 
-def book_start(job: Job, ids: list[int], ks: list[int], books: Books) -> float:
-    """Book ``ks[n]`` units of ``job`` on node ``ids[n]`` (as :func:`check_start` returns
-    them); returns the power it adds: node by node, the first core of a node it wakes, then its
-    units."""
-    needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
-    free, busy, first_core = books.free, books.busy, books.first_core_w
-    flat = job.unit_power_w
-    if flat is None and books.uniform:
-        flat = books.models[0].unit_watts(job.unit)
-    models = books.models
-    watts = 0.0
-    uwks: list[float]
-    if flat is not None and not books.has_first_core and len(needed) == 1:
-        # The common case (one resource, one power figure, no first-core cost): the same
-        # operations as the loop below, minus the ones that change nothing.
-        r, a = needed[0]
-        for i, k in zip(ids, ks, strict=True):
-            busy[i] += k
-            free[i][r] -= a * k
-        uwks = [flat * k for k in ks]
-        for u in uwks:
-            watts += u
-        return _booked(job, ids, ks, uwks, books, watts)
-    uwks = []
-    for i, k in zip(ids, ks, strict=True):
-        if busy[i] == 0:
-            watts += first_core[i]
-        busy[i] += k
-        u = (flat if flat is not None else models[i].unit_watts(job.unit)) * k
-        f = free[i]
-        for r, a in needed:
-            f[r] -= a * k
-        watts += u
-        uwks.append(u)
-    return _booked(job, ids, ks, uwks, books, watts)
-
-
-def _booked(
-    job: Job, ids: list[int], ks: list[int], uwks: list[float], books: Books, watts: float
-) -> float:
-    if job.exclusive:
-        books.exclusive_jobs += 1
-        for i in ids:
-            books.exclusive[i] += 1
-    books.placed[job.id] = (ids, ks, uwks)
-    if books.node_jobs is not None:
-        unit_w = books.unit_w
-        for i, k, u in zip(ids, ks, uwks, strict=True):
-            books.node_jobs[i][job.id] = k
-            unit_w[i] += u
-    return watts
-
-
-def book_end(job: Job, books: Books, pool: list[int]) -> list[float]:
+def book_end(job: Job, books: Books, pool: list[int], busy_w: float) -> float:
     """Release an ended job's units from the books (and from ``pool``, the free resources of
-    the usable nodes); returns the power it stops drawing, term by term, in the order the
-    cluster subtracts them: node by node, its units, then its first core if it is idle now
-    (only the units when no node has a first-core cost)."""
-    ids, ks, uwks = books.placed.pop(job.id)
-    needed = [(r, a) for r, a in enumerate(job.unit.as_tuple()) if a]
-    free, busy, usable = books.free, books.busy, books.usable
-    if len(needed) == 1:
-        r, a = needed[0]
-        for i, k in zip(ids, ks, strict=True):
-            busy[i] -= k
-            free[i][r] += a * k
-    else:
-        for i, k in zip(ids, ks, strict=True):
-            busy[i] -= k
-            f = free[i]
-            for r, a in needed:
-                f[r] += a * k
-    # units released on usable nodes
-    back = sum(k for i, k in zip(ids, ks, strict=True) if usable[i]) if books.unusable else sum(ks)
-    for r, a in needed:
-        pool[r] += a * back
+    the usable nodes); returns ``busy_w`` minus the power it stops drawing, term by term:
+    node by node, its units, then its first core if it is idle now."""
+    placed, uwks = books.placed.pop(job.id)
+    flags = books.flags(job)
+    back, busy_w = release(
+        placed,
+        uwks,
+        books.req(job.unit),
+        flags,
+        books.free,
+        books.busy,
+        books.exclusive,
+        books.usable,
+        books.node_w,
+        busy_w,
+    )
+    for r, a in enumerate(job.unit.as_tuple()):
+        if a:
+            pool[r] += a * back
     if job.exclusive:
         books.exclusive_jobs -= 1
-        for i in ids:
-            books.exclusive[i] -= 1
     if books.node_jobs is not None:
-        unit_w = books.unit_w
-        for i, u in zip(ids, uwks, strict=True):
-            del books.node_jobs[i][job.id]
+        unit_w, node_jobs, busy = books.unit_w, books.node_jobs, books.busy
+        for i, u in zip(placed[0].tolist(), uwks.tolist(), strict=True):
+            del node_jobs[i][job.id]
             unit_w[i] = 0.0 if busy[i] == 0 else unit_w[i] - u
-    if not books.has_first_core:
-        return uwks
-    out: list[float] = []
-    first_core = books.first_core_w
-    for i, u in zip(ids, uwks, strict=True):
-        out.append(u)
-        if busy[i] == 0:
-            out.append(first_core[i])
-    return out
+    return float(busy_w)
