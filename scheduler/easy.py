@@ -94,7 +94,9 @@ class EASYDispatcher(Dispatcher):
             if placed is None:
                 break
             state.commit(jv, *placed)
-            out.append(Assignment(job.id, now, state.names_for(*placed)))
+            names = state.names_for(*placed)
+            self.cache.planned(job.id, names, *placed)
+            out.append(Assignment(job.id, now, names))
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
@@ -238,7 +240,9 @@ class EASYDispatcher(Dispatcher):
             state.commit(jv, idx, cnt)
             failed.clear()
             room.both = None
-            out.append(Assignment(job.id, now, state.names_for(idx, cnt)))
+            names = state.names_for(idx, cnt)
+            self.cache.planned(job.id, names, idx, cnt)
+            out.append(Assignment(job.id, now, names))
             if not short and res is not None:
                 res.spare[idx] -= cnt[:, None] * jv.req
                 room.spare_total = None

@@ -21,7 +21,7 @@ from wattsched.scheduler.easy import (
     _room_now_and_spare,
     _units_in,
 )
-from wattsched.scheduler.mapper import ClusterState
+from wattsched.scheduler.mapper import ClusterState, placement_of
 from wattsched.scheduler.model import (
     Assignment,
     Job,
@@ -250,3 +250,48 @@ def test_the_oracle_sees_reservations_and_backfills() -> None:
     replay(SimulatedCluster(nodes, jobs, PowerCap.unlimited()), both)
     assert both.diffs == []
     assert both.reserved > 10 and both.backfilled > 5
+
+
+class Placements(EASYDispatcher):
+    """EASY that checks, at every cycle, the running jobs' placements its cache took from its
+    own planned starts against those read from the node names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrong: list[str] = []
+        self.reused = 0
+
+    def plan(self, snap: Snapshot) -> Plan:
+        planned = dict(self.cache._planned)
+        self.cache.state(snap)
+        arrays = self.cache._arrays
+        assert arrays is not None
+        for rj in snap.running:
+            _, idx, cnt = self.cache.running_placements()[rj.job.id]
+            self.reused += rj.job.id in planned and planned[rj.job.id][1] is idx
+            want = placement_of(arrays, rj.nodes)
+            if idx.tolist() != want[0].tolist() or cnt.tolist() != want[1].tolist():
+                self.wrong.append(rj.job.id)
+        return super().plan(snap)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=instances())
+def test_planned_placements_are_the_named_nodes(inst: tuple) -> None:
+    nodes, jobs, cap = inst
+    easy = Placements()
+    replay(SimulatedCluster(nodes, jobs, cap), easy, max_cycles=10_000)
+    assert easy.wrong == []
+
+
+def test_planned_placements_are_reused() -> None:
+    """The check above is not vacuous: started jobs' placements come from the plan."""
+    nodes = [
+        Node(f"n{i}", Resources(cores=4, mem_mb=4000), NodePowerModel(idle_w=10, core_w=2))
+        for i in range(3)
+    ]
+    jobs = [Job(str(j), j, 100, 1 + j % 3, Resources(cores=1), runtime=50) for j in range(20)]
+    easy = Placements()
+    replay(SimulatedCluster(nodes, jobs, PowerCap.unlimited()), easy)
+    assert easy.wrong == []
+    assert easy.reused >= 10
