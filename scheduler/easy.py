@@ -16,7 +16,6 @@ from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
-from wattsched.scheduler.queueindex import QueueIndex
 
 
 class _Reservation:
@@ -54,15 +53,11 @@ class EASYDispatcher(Dispatcher):
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
-        self.queue = QueueIndex(_submit_key)
-        """The eligible queue's totals as arrays, kept across cycles (in submit order, ties
-        in the order listed, as :func:`submit_order`)."""
 
     def plan(self, snap: Snapshot) -> Plan:
         now = snap.time
         state = self.cache.state(snap)
         order = state.order_index()
-        self.queue.sync(snap.queued, self._started_last(), snap.queue_edits)
         queue = submit_order(snap.queued)
         ids = [j.id for j in queue]
         seen = self._unchanged_prefix(snap, ids)
@@ -109,7 +104,8 @@ class EASYDispatcher(Dispatcher):
             self._remember(snap, ids, plan)
             return plan
         head = queue[i]
-        candidates = self._fitting_after(state, queue, i)
+        rest = queue[i + 1 :]
+        candidates = self._candidates(state, rest)
         res = (
             self._reserve(state, head, now, _ends(snap, now, started), started)
             if candidates or self.full_plan
@@ -184,17 +180,6 @@ class EASYDispatcher(Dispatcher):
             if t is not None:
                 out.add(t)
         return out
-
-    def _fitting_after(self, state: ClusterState, queue: list[Job], i: int) -> list[Job]:
-        """:meth:`_candidates` of ``queue[i + 1:]``, from the queue index: one vectorised
-        test of the totals instead of a look at every waiting job. The index holds the same
-        eligible jobs in the same order; the first ``i + 1`` (started now, and the head) are
-        left out."""
-        if len(self.queue) != len(queue):
-            return self._candidates(state, queue[i + 1 :])  # the index disagrees: scan
-        before = {j.id for j in queue[: i + 1]}
-        fits = self.queue.fitting(np.array(state.free_total_l, dtype=np.int64), _NO_UNIT_LIMIT)
-        return [j for j in fits if j.id not in before]
 
     def _candidates(self, state: ClusterState, jobs: list[Job]) -> list[Job]:
         """The jobs whose total need fits in what is free now, pooled (the rest cannot start)."""
@@ -316,14 +301,6 @@ def _place_in_spare(
         if worst > res.power_spare + EPS_W:
             return None
     return placed
-
-
-def _submit_key(job: Job) -> tuple[int]:
-    return (job.submit,)
-
-
-_NO_UNIT_LIMIT = np.full(4, np.iinfo(np.int64).max, dtype=np.int64)
-"""No limit on one unit's need (the candidates are filtered on their total only)."""
 
 
 def _ends(

@@ -1,8 +1,7 @@
-"""EASY's candidate, reservation and backfill shortcuts decide as the plain loops they replaced.
+"""EASY's reservation and backfill shortcuts decide as the plain loops they replaced.
 
-:class:`Reference` is EASY with the candidates, the reservation search and the backfill loop
-as they were before (every waiting job looked at, every end time tried, every candidate
-tried), kept here as the oracle. Both plan every
+:class:`Reference` is EASY with the reservation search and the backfill loop as they were
+before (every end time tried, every candidate tried), kept here as the oracle. Both plan every
 cycle of random replays (caps, placement rules, exclusive jobs, many jobs of one shape, with
 and without the full plan); every plan, the head's reservation included, must be the same.
 """
@@ -38,11 +37,7 @@ from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 
 
 class Reference(EASYDispatcher):
-    """EASY with the candidates, the reservation search and the backfill loop before the
-    shortcuts."""
-
-    def _fitting_after(self, state: ClusterState, queue: list[Job], i: int) -> list[Job]:
-        return self._candidates(state, queue[i + 1 :])
+    """EASY with the reservation search and the backfill loop before the shortcuts."""
 
     def _reserve(
         self,
