@@ -85,9 +85,6 @@ class EASYDispatcher(Dispatcher):
             self._remember(snap, ids, plan, memo.extra)
             return plan
         out: list[Assignment] = []
-        ends: list[tuple[int, str]] = [
-            (max(rj.end_estimate, now), rj.job.id) for rj in snap.running
-        ]
         started: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
         i = 0
         while i < len(queue):
@@ -97,8 +94,9 @@ class EASYDispatcher(Dispatcher):
             if placed is None:
                 break
             state.commit(jv, *placed)
-            out.append(Assignment(job.id, now, state.names_for(*placed)))
-            ends.append((now + job.walltime, job.id))
+            names = state.names_for(*placed)
+            self.cache.planned(job.id, names, *placed)
+            out.append(Assignment(job.id, now, names))
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
@@ -109,7 +107,9 @@ class EASYDispatcher(Dispatcher):
         rest = queue[i + 1 :]
         candidates = self._candidates(state, rest)
         res = (
-            self._reserve(state, head, now, ends, started) if candidates or self.full_plan else None
+            self._reserve(state, head, now, _ends(snap, now, started), started)
+            if candidates or self.full_plan
+            else None
         )
         memo_extra = (head.id, _copy(res)) if candidates or self.full_plan else None
         if candidates:
@@ -128,33 +128,36 @@ class EASYDispatcher(Dispatcher):
         ends: list[tuple[int, str]],
         started: dict[str, tuple[JobVec, IntArray, IntArray]],
     ) -> _Reservation | None:
-        """The head's shadow time and what it leaves spare then (None: it never fits)."""
+        """The head's shadow time and what it leaves spare then (None: it never fits).
+
+        Jobs end in ``ends`` order; at each end or cap step the head is tried on the nodes
+        freed so far. The pooled free resources only grow as jobs end, so every time before
+        the first at which the head fits pooled is skipped at once (nothing is released or
+        placed there); from that time on, each time releases its jobs and tries the head."""
         jv = self.cache.vec(head)
-        future = state.copy()
-        order = state.order_index()
         placements = self.cache.running_placements()
         pending = sorted(ends)
-        times = sorted({t for t, _ in pending} | self._cap_times(state, now, pending))
-        need = jv.total.tolist()
-        pooled = list(future.free_total_l)
+        k0 = _pooled_fit(pending, started, placements, state.free_total_l, jv.total_l)
+        if k0 is None:
+            return None
+        t0 = pending[k0 - 1][0] if k0 else now
+        times = sorted(
+            {t for t, _ in pending[k0:]}
+            | {c for c in self._cap_times(state, now, pending) if c >= t0}
+            | {t0}
+        )
+        future = state.copy()
+        order = state.order_index()
         k = 0
         released = 0
         for t in times:
             while k < len(pending) and pending[k][0] <= t:
-                pjv = (
-                    started[pending[k][1]]
-                    if pending[k][1] in started
-                    else placements[pending[k][1]]
-                )[0]
-                pooled = [a + b for a, b in zip(pooled, pjv.total_l, strict=True)]
                 k += 1
-            if any(n > p for n, p in zip(need, pooled, strict=True)):
-                continue  # cannot fit even pooled: skip the node-level work
             batch = []
             while released < k:
                 jid = pending[released][1]
                 released += 1
-                batch.append(started[jid] if jid in started else placements[jid])
+                batch.append(started.get(jid) or placements[jid])
             future.release_many(batch)
             placed = future.place(jv, order, t)
             if placed is None:
@@ -199,56 +202,137 @@ class EASYDispatcher(Dispatcher):
         order: IntArray,
         res: _Reservation | None,
     ) -> list[Assignment]:
+        """Start now, in order, the jobs of ``rest`` that fit and do not delay the head.
+
+        Between two starts the state and the reservation do not change, so a job fails as
+        the last job of the same kind failed (same shape and power, rule, side of the shadow
+        time and cap over its walltime): it is skipped without being tried again."""
         out: list[Assignment] = []
-        spare_total: list[int] | None = None  # res.spare pooled, computed on first use
-        both: list[int] | None = None  # room both now and at the shadow time, pooled
+        room = _Room()
+        failed: set[tuple[object, ...]] = set()
+        vecs = self.cache.vecs
+        vec = self.cache.vec
+        limited = state.cap.limited
         for job in rest:
-            jv = self.cache.vec(job)
+            jv = vecs.get(job.id) or vec(job)
             if state.quick_reject(jv):
                 continue
             short = res is None or now + job.walltime <= res.shadow
+            key = (
+                jv.shape,
+                jv.unit_power_w,
+                jv.placement,
+                jv.exclusive,
+                short,
+                state.cap_limit(now, job.walltime) if limited else None,
+            )
+            if key in failed:
+                continue
             if short:
                 placed = state.place(jv, order, now)
             else:
                 assert res is not None
-                # The least it can add (first cores not counted) already breaks the power the
-                # head leaves spare: the placement below would be refused on power anyway.
-                if jv.min_w * (1 - 1e-9) > res.power_spare + EPS_W:
-                    continue
-                if spare_total is None:
-                    spare_total = res.spare.sum(axis=0).tolist()
-                if any(a > b for a, b in zip(jv.total_l, spare_total, strict=True)):
-                    continue  # cannot fit in what the head leaves spare, even pooled
-                if both is None:
-                    both = _room_now_and_spare(state, res.spare)
-                t = jv.total_l
-                if t[0] > both[0] or t[1] > both[1] or t[2] > both[2] or t[3] > both[3]:
-                    continue  # the placement below would find too few units: skip its work
-                limit_k = _units_in(res.spare, jv)
-                if jv.exclusive:
-                    limit_k[res.idx] = 0
-                placed = state.place(jv, order, now, limit_k=limit_k)
-                if placed is not None:
-                    idx, cnt = placed
-                    # Conservative: the nodes may be idle at the shadow time (first core counted).
-                    worst = float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
-                        state.arrays.first_core_w[idx].sum()
-                    )
-                    if worst > res.power_spare + EPS_W:
-                        placed = None
+                placed = _place_in_spare(state, jv, now, order, res, room)
             if placed is None:
+                failed.add(key)
                 continue
             idx, cnt = placed
             state.commit(jv, idx, cnt)
-            both = None
-            out.append(Assignment(job.id, now, state.names_for(idx, cnt)))
+            failed.clear()
+            room.both = None
+            names = state.names_for(idx, cnt)
+            self.cache.planned(job.id, names, idx, cnt)
+            out.append(Assignment(job.id, now, names))
             if not short and res is not None:
                 res.spare[idx] -= cnt[:, None] * jv.req
-                spare_total = None
+                room.spare_total = None
                 res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
                     state.arrays.first_core_w[idx].sum()
                 )
         return out
+
+
+class _Room:
+    """What the head leaves spare pooled, and the room both now and then pooled (computed on
+    first use, forgotten when a start changes them)."""
+
+    __slots__ = ("both", "spare_total")
+
+    def __init__(self) -> None:
+        self.spare_total: list[int] | None = None
+        self.both: list[int] | None = None
+
+
+def _place_in_spare(
+    state: ClusterState,
+    jv: JobVec,
+    now: int,
+    order: IntArray,
+    res: _Reservation,
+    room: _Room,
+) -> tuple[IntArray, IntArray] | None:
+    """A placement now for a job running past the shadow time, within what the head leaves
+    spare (per node, and in power), or None."""
+    # The least it can add (first cores not counted) already breaks the power the head leaves
+    # spare: the placement below would be refused on power anyway.
+    if jv.min_w * (1 - 1e-9) > res.power_spare + EPS_W:
+        return None
+    if room.spare_total is None:
+        room.spare_total = res.spare.sum(axis=0).tolist()
+    t = jv.total_l
+    s = room.spare_total
+    if t[0] > s[0] or t[1] > s[1] or t[2] > s[2] or t[3] > s[3]:
+        return None  # cannot fit in what the head leaves spare, even pooled
+    if room.both is None:
+        room.both = _room_now_and_spare(state, res.spare)
+    b = room.both
+    if t[0] > b[0] or t[1] > b[1] or t[2] > b[2] or t[3] > b[3]:
+        return None  # the placement below would find too few units: skip its work
+    limit_k = _units_in(res.spare, jv)
+    if jv.exclusive:
+        limit_k[res.idx] = 0
+    placed = state.place(jv, order, now, limit_k=limit_k)
+    if placed is not None:
+        idx, cnt = placed
+        # Conservative: the nodes may be idle at the shadow time (first core counted).
+        worst = float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
+            state.arrays.first_core_w[idx].sum()
+        )
+        if worst > res.power_spare + EPS_W:
+            return None
+    return placed
+
+
+def _ends(
+    snap: Snapshot, now: int, started: dict[str, tuple[JobVec, IntArray, IntArray]]
+) -> list[tuple[int, str]]:
+    """(end estimate, job id) of every running job and of the jobs this plan starts now."""
+    ends = [(max(rj.end_estimate, now), rj.job.id) for rj in snap.running]
+    ends.extend((now + jv.walltime, jid) for jid, (jv, _, _) in started.items())
+    return ends
+
+
+def _pooled_fit(
+    pending: list[tuple[int, str]],
+    started: dict[str, tuple[JobVec, IntArray, IntArray]],
+    placements: dict[str, tuple[JobVec, IntArray, IntArray]],
+    free: list[int],
+    need: tuple[int, ...],
+) -> int | None:
+    """How many of the ``pending`` ends (in order) must pass before ``need`` fits in the free
+    resources pooled (0: it fits now), or None if it never does."""
+    d0, d1, d2, d3 = (n - f for n, f in zip(need, free, strict=True))
+    if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
+        return 0
+    for k, (_, jid) in enumerate(pending, 1):
+        t = (started.get(jid) or placements[jid])[0].total_l
+        d0 -= t[0]
+        d1 -= t[1]
+        d2 -= t[2]
+        d3 -= t[3]
+        if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
+            return k
+    return None
 
 
 def _copy(res: _Reservation | None) -> _Reservation | None:

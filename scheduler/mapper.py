@@ -279,6 +279,13 @@ class StateCache:
         self._seen: dict[str, RunningJob] = {}
         self._vecs: dict[str, JobVec] = {}
         self._shapes: dict[tuple[object, ...], JobVec] = {}
+        self._planned: dict[str, tuple[tuple[str, ...], IntArray, IntArray]] = {}
+
+    def planned(self, job_id: str, nodes: tuple[str, ...], idx: IntArray, cnt: IntArray) -> None:
+        """A start the dispatcher planned: ``nodes`` (one name per unit) is the placement
+        ``(idx, cnt)``. When the job is running on that very tuple at the next snapshot, its
+        placement is taken from here instead of from the names (read-only arrays)."""
+        self._planned[job_id] = (nodes, idx, cnt)
 
     @property
     def vecs(self) -> dict[str, JobVec]:
@@ -312,6 +319,7 @@ class StateCache:
                 self._seen = {}
                 self._vecs = {}
                 self._shapes = {}
+                self._planned = {}  # node indexes of the old arrays
             self._nodes = snap.nodes
         self._nodes = snap.nodes
         assert self._base is not None and self._arrays is not None
@@ -334,12 +342,18 @@ class StateCache:
             base.release(jv, idx, cnt)
             if jid not in moved:
                 self._vecs.pop(jid, None)
+        planned = self._planned
         for jid in now.keys() - self._running.keys():
             rj = now[jid]
             jv = self.vec(rj.job)
-            idx, cnt = placement_of(self._arrays, rj.nodes)
+            p = planned.get(jid)
+            if p is not None and p[0] is rj.nodes:
+                idx, cnt = p[1], p[2]
+            else:
+                idx, cnt = placement_of(self._arrays, rj.nodes)
             base.commit(jv, idx, cnt)
             self._running[jid] = (jv, idx, cnt)
+        planned.clear()
         self._seen = now
         return base.copy()
 
