@@ -10,6 +10,7 @@ sums, so the result is exactly the walk's.
 
 from __future__ import annotations
 
+from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.scheduler.model import Node, PowerState, RunningJob
 
 POWERED = (PowerState.ON, PowerState.BOOTING)
@@ -56,12 +57,13 @@ class FreeTracker:
         """Bring the usable set to ``nodes``; False when they are other nodes or another
         order (then everything is walked again)."""
         old = self._nodes
-        if old is None or len(old) != len(nodes):
+        if old is None:
             return False
         if old is not nodes:
-            for a, b in [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]:
-                if a.name != b.name:
-                    return False
+            changed = changed_nodes(old, nodes)
+            if changed is None:
+                return False
+            for a, b in changed:
                 sign = int(is_usable(b)) - int(is_usable(a))
                 if sign:
                     if sign > 0:

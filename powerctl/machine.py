@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.scheduler.model import Node, PowerState, Snapshot
 from wattsched.scheduler.power_transitions import PowerTransitionError, power_transition
 
@@ -147,12 +148,12 @@ class PowerBook:
             return None
         active, book = self._active, self.nodes
         if old is not nodes:
-            for a, b in zip(old, nodes, strict=True):
-                if a is not b:
-                    if a.name != b.name:
-                        return None
-                    if b.name in book:
-                        active.add(b.name)  # its node changed: looked at again
+            changed = changed_nodes(old, nodes)
+            if changed is None:
+                return None
+            for _, b in changed:
+                if b.name in book:
+                    active.add(b.name)  # its node changed: looked at again
         index, size = self._index, len(nodes)
         where: list[int] = []
         for name in active:
