@@ -10,6 +10,7 @@ sums, so the result is exactly the walk's.
 
 from __future__ import annotations
 
+from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.scheduler.model import Node, PowerState, RunningJob
 
 POWERED = (PowerState.ON, PowerState.BOOTING)
@@ -56,12 +57,13 @@ class FreeTracker:
         """Bring the usable set to ``nodes``; False when they are other nodes or another
         order (then everything is walked again)."""
         old = self._nodes
-        if old is None or len(old) != len(nodes):
+        if old is None:
             return False
         if old is not nodes:
-            for a, b in [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]:
-                if a.name != b.name:
-                    return False
+            changed = changed_nodes(old, nodes)
+            if changed is None:
+                return False
+            for a, b in changed:
                 sign = int(is_usable(b)) - int(is_usable(a))
                 if sign:
                     if sign > 0:
@@ -90,13 +92,19 @@ class FreeTracker:
             self._nodes = None  # a job object twice: never diffed, always walked
 
     def _add(self, rj: RunningJob, sign: int) -> None:
-        unit = rj.job.unit.as_tuple()
-        usable = self._usable
+        c, m, g, x = (sign * a for a in rj.job.unit.as_tuple())
+        usable, used = self._usable, self._used
+        on_usable = 0  # the job's units on usable nodes: the sum moves by them at once
         for name in rj.nodes:
-            use = self._used.get(name)
+            use = used.get(name)
             if use is None:
-                use = self._used[name] = [0, 0, 0, 0]
-            for i, a in enumerate(unit):
-                use[i] += sign * a
+                use = used[name] = [0, 0, 0, 0]
+            use[0] += c
+            use[1] += m
+            use[2] += g
+            use[3] += x
             if name in usable:
-                self._sum = [s + sign * a for s, a in zip(self._sum, unit, strict=True)]
+                on_usable += 1
+        if on_usable:
+            k, s = on_usable, self._sum
+            self._sum = [s[0] + k * c, s[1] + k * m, s[2] + k * g, s[3] + k * x]

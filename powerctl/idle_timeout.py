@@ -18,29 +18,19 @@ from wattsched.powerctl.policy import (
     PowerDecision,
     PowerPolicy,
     PowerPolicyError,
-    busy_nodes,
     planned_nodes,
     power_off_refusal,
 )
 from wattsched.powerctl.selection import (
     choose_on,
-    draw_w,
     fits_cap,
-    free_capacity,
     keeps_shapes,
-    missing_units,
     node_room,
     off_extra_w,
-    order_for_off,
-    power_on_candidates,
-    queue_shapes,
-    queued_need,
-    shape_rooms,
     without,
 )
-from wattsched.scheduler.model import Plan, PowerState, Resources, Snapshot
-
-_POWERED = (PowerState.ON, PowerState.BOOTING)
+from wattsched.powerctl.views import SnapshotViews
+from wattsched.scheduler.model import Plan, Resources, Snapshot
 
 
 @dataclass(slots=True)
@@ -54,6 +44,8 @@ class IdleTimeoutPolicy(PowerPolicy):
     backoff_s: int = DEFAULT_BACKOFF_S
     tracker: IdleTracker = field(default_factory=IdleTracker)
     name: str = "idle"
+    views: SnapshotViews = field(default_factory=SnapshotViews, repr=False, compare=False)
+    """Figures derived from the snapshot's parts, brought from one cycle to the next."""
 
     def __post_init__(self) -> None:
         if self.idle_s < 0:
@@ -66,38 +58,42 @@ class IdleTimeoutPolicy(PowerPolicy):
     def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
         """Nodes to power off (idle too long) or on (the queue lacks room)."""
         since = self.tracker.observe(snap, plan)
-        powered = [n for n in snap.nodes if n.state in _POWERED]
-        free = free_capacity(snap, _POWERED)
-        need = queued_need(snap)
-        shortfall = Resources(
-            *(max(0, a - b) for a, b in zip(need.as_tuple(), free.as_tuple(), strict=True))
-        )
-        usable = [n for n in powered if n.available]
-        shapes = queue_shapes(snap)
-        unfit = missing_units(shapes, usable)
-        candidates = power_on_candidates(snap, self.backoff_s)
-        on = choose_on(snap, plan, candidates, shortfall, must_fit=unfit)
-        missing = self.min_on - len(powered) - len(on)
+        views = self.views
+        nv, qv = views.nodes(snap), views.queue(snap)
+        n_powered = nv.n_powered
+        free = views.free(snap)
+        need = qv.need
+        shortfall = Resources(*(max(0, a - b) for a, b in zip(need, free.as_tuple(), strict=True)))
+        shapes = qv.shapes
+        rooms = views.shape_rooms(snap)
+        unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
+        candidates = views.candidates(snap, self.backoff_s)
+        draw_of = lambda: views.draw(snap, plan)  # noqa: E731
+        on = choose_on(snap, plan, candidates, shortfall, must_fit=unfit, draw_of=draw_of)
+        missing = self.min_on - n_powered - len(on)
         if missing > 0:
             rest = without(candidates, on)
-            on += choose_on(snap, plan, rest, Resources(cores=1 << 30), max_nodes=missing)
+            on += choose_on(
+                snap, plan, rest, Resources(cores=1 << 30), max_nodes=missing, draw_of=draw_of
+            )
         if any(shortfall.as_tuple()) or unfit or on:
             reason = (
-                f"queue needs {need} and {sum(unfit.values())} unplaceable units, free {free}: "
-                f"power on {len(on)}"
+                f"queue needs {Resources(*need)} and {sum(unfit.values())} unplaceable units, "
+                f"free {free}: power on {len(on)}"
             )
             return PowerDecision(on=tuple(n.name for n in on), reason=reason)
-        busy, planned = busy_nodes(snap), planned_nodes(plan)
+        busy, planned = self.tracker.busy(snap), planned_nodes(plan)
         draw: float | None = None  # computed on first use: most cycles switch nothing
         # What the powered nodes have free beyond the queue's need: a node may only go off
         # when the queue still fits without it.
-        slack = [f - n for f, n in zip(free.as_tuple(), need.as_tuple(), strict=True)]
-        queued_res = [n > 0 for n in need.as_tuple()]
-        rooms = shape_rooms(shapes, usable)
+        slack = [f - n for f, n in zip(free.as_tuple(), need, strict=True)]
+        queued_res = [n > 0 for n in need]
         off: list[str] = []
         recheck: int | None = None
-        allowed = len(powered) - self.min_on
-        for node in order_for_off(n for n in snap.nodes if n.name in since):
+        allowed = n_powered - self.min_on
+        for node in nv.off_order:
+            if node.name not in since:
+                continue
             if power_off_refusal(node, snap, plan, self.backoff_s, busy=busy, planned=planned):
                 continue
             due = since[node.name] + self.idle_s
@@ -113,7 +109,7 @@ class IdleTimeoutPolicy(PowerPolicy):
                 continue
             if snap.cap.limited:  # with no cap no draw is refused: it is not computed
                 if draw is None:
-                    draw = draw_w(snap, plan)
+                    draw = views.draw(snap, plan)
                 if not fits_cap(snap, draw, off_extra_w(node), node):
                     continue
                 draw += off_extra_w(node)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.powerctl.policy import busy_nodes
 from wattsched.scheduler.model import Node, Plan, PowerState, RunningJob, Snapshot
 
@@ -91,9 +92,10 @@ def _touched(
     old = last[0]
     out: dict[str, Node] = {}
     if old is not nodes:
-        for a, b in [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]:
-            if a.name != b.name:
-                return None
+        changed = changed_nodes(old, nodes)
+        if changed is None:
+            return None
+        for _, b in changed:
             out[b.name] = b
     names = (busy ^ last[1]) | starting | last[2]
     for name in names:

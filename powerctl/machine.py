@@ -21,9 +21,10 @@ Transitions go through :func:`~wattsched.scheduler.power_transitions.power_trans
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.scheduler.model import Node, PowerState, Snapshot
 from wattsched.scheduler.power_transitions import PowerTransitionError, power_transition
 
@@ -55,6 +56,11 @@ class PowerBook:
         self.shutdown_timeout_s = shutdown_timeout_s
         self.nodes: dict[str, NodePower] = {}
         self._index: dict[str, int] = {}
+        self._seen: tuple[Node, ...] | None = None
+        """The nodes of the last snapshot laid over."""
+        self._active: set[str] = set()
+        """The book's nodes to look at next time: all but those found off, and agreed, at the
+        last look whose node object and record are the same since."""
         self.timed_out: list[tuple[str, int, str]] = []
         """``(node, time, why)`` of every node marked failed by a time limit (for the log)."""
 
@@ -62,6 +68,7 @@ class PowerBook:
 
     def commanded(self, node: Node, on: bool, time_: int) -> None:
         """A command went through: the node is now booting or shutting down."""
+        self._active.add(node.name)
         try:
             state = power_transition(node.state, "power_on" if on else "power_off")
         except PowerTransitionError:
@@ -73,6 +80,7 @@ class PowerBook:
 
     def failed(self, node: Node, on: bool, time_: int, *, outcome_unknown: bool) -> None:
         """A command failed (``outcome_unknown``: it timed out, the node may have switched)."""
+        self._active.add(node.name)
         rec = self.nodes.get(node.name)
         state = power_transition(node.state, "lost") if outcome_unknown else node.state
         if rec is not None and not outcome_unknown:
@@ -92,6 +100,8 @@ class PowerBook:
         """The driver read the node's power back: off (a BMC says so; the RMS may only see a
         node that stopped answering)."""
         rec = self.nodes.get(name)
+        if rec is not None:
+            self._active.add(name)
         if rec is not None and rec.state in (PowerState.SHUTTING_DOWN, PowerState.UNKNOWN):
             rec.state, rec.since = PowerState.OFF, time_
 
@@ -106,24 +116,57 @@ class PowerBook:
         """
         if not self.nodes:
             return snap
-        # Only the nodes the book holds can change; they are looked at in the snapshot's order.
-        nodes = list(snap.nodes)
-        where = self._positions(nodes)
-        changed = False
-        off = PowerState.OFF
+        # Only the nodes the book holds can change; they are looked at in the snapshot's order,
+        # but for those found off and agreed at the last look while neither moved since.
+        where = self._unsettled(snap.nodes)
+        if where is None:
+            where = self._positions(snap.nodes)
+        nodes: list[Node] | None = None
+        off, active, book = PowerState.OFF, self._active, self.nodes
+        active.clear()
         for i in where:
-            node = nodes[i]
-            rec = self.nodes[node.name]
+            node = snap.nodes[i]
+            rec = book[node.name]
             if rec.state is off and node.state is off and rec.last_failure is None:
                 rec.seen_down = True  # off, and the RMS agrees: nothing to lay over
                 continue
             new = self._node(node, snap.time, powered)
+            if node.name in book:
+                active.add(node.name)
             if new is not node:
+                if nodes is None:
+                    nodes = list(snap.nodes)
                 nodes[i] = new
-                changed = True
-        return dataclasses.replace(snap, nodes=tuple(nodes)) if changed else snap
+        return snap if nodes is None else dataclasses.replace(snap, nodes=tuple(nodes))
 
-    def _positions(self, nodes: list[Node]) -> list[int]:
+    def _unsettled(self, nodes: tuple[Node, ...]) -> list[int] | None:
+        """The positions in ``nodes`` of the book's nodes to look at, ascending: the active
+        ones and those whose node object changed since the last look; None when the nodes are
+        other ones or in another order (then all are looked at)."""
+        old, self._seen = self._seen, nodes
+        if old is None or len(old) != len(nodes):
+            return None
+        active, book = self._active, self.nodes
+        if old is not nodes:
+            changed = changed_nodes(old, nodes)
+            if changed is None:
+                return None
+            for _, b in changed:
+                if b.name in book:
+                    active.add(b.name)  # its node changed: looked at again
+        index, size = self._index, len(nodes)
+        where: list[int] = []
+        for name in active:
+            if name not in book:
+                continue
+            i = index.get(name, size)
+            if i >= size or nodes[i].name != name:
+                return None
+            where.append(i)
+        where.sort()
+        return where
+
+    def _positions(self, nodes: Sequence[Node]) -> list[int]:
         """The positions of the book's nodes in ``nodes``, ascending (the last index is kept
         while it still names them right: node lists rarely change order)."""
         index, names, size = self._index, list(self.nodes), len(nodes)

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from wattsched.powerctl.free_tracker import POWERED, FreeTracker, is_usable
+from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.powerctl.policy import DEFAULT_BACKOFF_S
 from wattsched.powerctl.selection import (
     RunningDraw,
@@ -260,13 +261,12 @@ def _restated(
     their old objects, so both node orders keep their places; the power-on candidates are
     those of the view less the changed nodes, plus the changed nodes that now are ones
     (unless the candidates expire by ``now``: then they are left to be made afresh)."""
-    if old is None or len(old) != len(nodes):
+    changed = None if old is None else changed_nodes(old, nodes)
+    if changed is None:
         return None
-    changed = [(a, b) for a, b in zip(old, nodes, strict=True) if a is not b]
     for a, b in changed:
         if (
-            a.name != b.name
-            or a.capacity != b.capacity
+            a.capacity != b.capacity
             or a.efficiency != b.efficiency
             or a.last_power_failure != b.last_power_failure
         ):

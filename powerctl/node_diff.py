@@ -1,0 +1,43 @@
+"""Which nodes changed between two snapshots' node tuples, worked out once per pair.
+
+The power book, the idle tracker, the free tracker and the policy's node view each bring their
+figures from the last snapshot's nodes to this one's by the nodes whose object changed; in a
+replay they all look at the very same two tuples. :func:`changed_nodes` compares them once and
+hands the same answer to each: the last pair asked is kept, by identity (tuples are immutable,
+and keeping them keeps their identities from being reused).
+"""
+
+from __future__ import annotations
+
+from wattsched.scheduler.model import Node
+
+Changes = tuple[tuple[Node, Node], ...]
+"""``(old node, new node)`` pairs, in position order."""
+
+
+class _LastPair:
+    __slots__ = ("new", "old", "out")
+
+    def __init__(self) -> None:
+        self.old: tuple[Node, ...] | None = None
+        self.new: tuple[Node, ...] | None = None
+        self.out: Changes | None = None
+
+
+_LAST = _LastPair()
+
+
+def changed_nodes(old: tuple[Node, ...], new: tuple[Node, ...]) -> Changes | None:
+    """The ``(old, new)`` node pairs whose object differs, position by position; None when the
+    tuples differ in length or a changed position names another node (other nodes, or
+    another order)."""
+    last = _LAST
+    if last.old is old and last.new is new:
+        return last.out
+    out: Changes | None = None
+    if len(old) == len(new):
+        out = tuple((a, b) for a, b in zip(old, new, strict=True) if a is not b)
+        if any(a.name != b.name for a, b in out):
+            out = None
+    last.old, last.new, last.out = old, new, out
+    return out
