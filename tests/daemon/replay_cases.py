@@ -72,6 +72,7 @@ CASES: dict[str, Case] = {
         Case("eurora-easy-cap", _eurora, "easy"),
         Case("eurora-prb-cap", _eurora, "prb"),
         Case("kth-easy-hgfs-2000", lambda: _kth(2000), "easy", "hgfs"),
+        Case("kth-easy-idle-2000", lambda: _kth(2000), "easy", "idle"),
     )
 }
 

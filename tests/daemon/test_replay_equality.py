@@ -6,7 +6,9 @@ command of real-trace replays (the first 5,000 jobs of KTH-SP2 with EASY, of the
 with PRB, a Eurora instance under a variable cap with EASY and PRB, the first 2,000 of KTH-SP2
 with EASY and the HGFS policy). The independent validator checks every schedule too.
 The HGFS digest was re-recorded once, deliberately: a policy's wake-up is now replaced by its
-next decision's (``SimulatedCluster.replace_wake``; docs/powerctl.md).
+next decision's (``SimulatedCluster.replace_wake``; docs/powerctl.md). The idle-timeout case
+(KTH-SP2's first 2,000 jobs, EASY, the 30-minute timeout) was added later, recorded from main
+at 0a45a5f, before the idle-timeout policy read the incremental views.
 
 Re-record (only for a deliberate change of decisions, said in the commit):
 ``.venv/bin/python tests/daemon/test_replay_equality.py``.
