@@ -11,8 +11,9 @@ from __future__ import annotations
 from wattsched.scheduler.dispatcher import Dispatcher, prb_key, prb_order, register
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import ClusterState
-from wattsched.scheduler.model import Plan, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import IntArray
+from wattsched.scheduler.prb_pass import start_now
 from wattsched.scheduler.queueindex import QueueIndex
 
 
@@ -39,27 +40,32 @@ class PRBDispatcher(Dispatcher):
     def plan(self, snap: Snapshot) -> Plan:
         state = self.cache.state(snap)
         if self.full_plan:
-            jobs = prb_order(snap.queued)
+            starts = self._list(state, snap, prb_order(snap.queued))
         else:
             new = self.queue.sync(snap.queued, self._started_last(), snap.queue_edits)
             if self._same_cluster(snap):
                 # Only arrivals since a plan that started nothing on this very cluster: the
                 # jobs it tried fail again, so only the new ones need trying.
-                jobs = prb_order(new)
+                starts = self._list(state, snap, prb_order(new))
             else:
                 # Only jobs whose total need fits in what is free (pooled) can start now.
                 usable = state.free[state.arrays.usable]
                 free_max = usable.max(axis=0) if len(usable) else state.free_total * 0
-                jobs = self.queue.fitting(state.free_total, free_max)
+                starts = start_now(
+                    state, self.cache, self.queue, snap.time, free_max, node_order=prb_node_order
+                )
+        plan = Plan(snap.time, tuple(starts), SolverStats(status="heuristic"))
+        self._remember(snap, [], plan)
+        return plan
+
+    def _list(self, state: ClusterState, snap: Snapshot, jobs: list[Job]) -> list[Assignment]:
         # Running jobs' ends matter only to the full forward plan (list_schedule reads them
         # only then).
         ends = {rj.job.id: rj.end_estimate for rj in snap.running} if self.full_plan else {}
         res = list_schedule(
             state, self.cache, jobs, snap.time, ends, node_order=prb_node_order, full=self.full_plan
         )
-        plan = Plan(snap.time, tuple(res.assignments), SolverStats(status="heuristic"))
-        self._remember(snap, [], plan)
-        return plan
+        return res.assignments
 
 
 register("prb", PRBDispatcher)

@@ -34,6 +34,10 @@ class QueueIndex:
         self._totals: IntArray = np.zeros((0, 4), dtype=np.int64)
         self._units: IntArray = np.zeros((0, 4), dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
+        self._shape: IntArray = np.zeros(0, dtype=np.int64)
+        self._shape_ids: dict[tuple[int, ...], int] = {}
+        """Per index, the id of the job's shape (per-unit need and unit count, as
+        :attr:`~wattsched.scheduler.node_arrays.JobVec.shape`): ids of one index, never reused."""
         self._rank = np.zeros(0, dtype=float)
         """Per index, a float in key order (equal keys: in index order), so that candidates are
         put in key order by one numpy argsort instead of a sort by tuple keys every cycle."""
@@ -86,8 +90,15 @@ class QueueIndex:
         """The eligible jobs that may fit now, in key order: their total need fits in
         ``free_total`` (pooled) and one unit fits in ``free_max`` (the most free on any one
         node, per resource). Necessary conditions only: the mapper decides."""
+        jobs = self._jobs
+        idx = self.candidates(free_total, free_max).tolist()
+        return [j for j in (jobs[i] for i in idx) if j is not None and not j.held]
+
+    def candidates(self, free_total: IntArray, free_max: IntArray) -> IntArray:
+        """The indexes of the jobs :meth:`fitting` gives, in the same order, held jobs
+        included (:meth:`job` gives each; its ``held`` is the caller's to test)."""
         if not self._count:
-            return []
+            return np.zeros(0, dtype=np.int64)
         n = len(self._jobs)
         # Cores first (one column, cheap), then every resource on the survivors.
         ok = (
@@ -103,9 +114,28 @@ class QueueIndex:
             cand = cand[full]
         if cand.size > 1:
             cand = cand[np.argsort(self._rank[cand], kind="stable")]
-        idx = cand.tolist()
-        jobs = self._jobs
-        return [j for j in (jobs[i] for i in idx) if j is not None and not j.held]
+        return cand
+
+    def job(self, i: int) -> Job:
+        """The job at index ``i`` (one of :meth:`candidates`)."""
+        job = self._jobs[i]
+        assert job is not None
+        return job
+
+    @property
+    def totals(self) -> IntArray:
+        """Per index, the job's total need (pooled, RESOURCES order); read-only use."""
+        return self._totals
+
+    @property
+    def shapes(self) -> IntArray:
+        """Per index, the id of the job's shape; read-only use."""
+        return self._shape
+
+    @property
+    def shape_count(self) -> int:
+        """How many shape ids were given (every id is below it)."""
+        return len(self._shape_ids)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -124,6 +154,7 @@ class QueueIndex:
         self._totals = np.zeros((max(16, 2 * len(queued)), 4), dtype=np.int64)
         self._units = np.zeros_like(self._totals)
         self._alive = np.zeros(len(self._totals), dtype=bool)
+        self._shape = np.zeros(len(self._totals), dtype=np.int64)
         self._rank = np.zeros(len(self._totals), dtype=float)
         self._count = 0
         for job in queued:
@@ -142,6 +173,7 @@ class QueueIndex:
             self._totals = np.vstack([self._totals, np.zeros((grow, 4), dtype=np.int64)])
             self._units = np.vstack([self._units, np.zeros((grow, 4), dtype=np.int64)])
             self._alive = np.concatenate([self._alive, np.zeros(grow, dtype=bool)])
+            self._shape = np.concatenate([self._shape, np.zeros(grow, dtype=np.int64)])
             self._rank = np.concatenate([self._rank, np.zeros(grow, dtype=float)])
         self._jobs.append(job)
         key = self._key(job)
@@ -153,6 +185,11 @@ class QueueIndex:
         k = job.units
         self._totals[i] = (u.cores * k, u.mem_mb * k, u.gpus * k, u.mics * k)
         self._units[i] = (u.cores, u.mem_mb, u.gpus, u.mics)
+        shape = (*u.as_tuple(), k)
+        sid = self._shape_ids.get(shape)
+        if sid is None:
+            sid = self._shape_ids[shape] = len(self._shape_ids)
+        self._shape[i] = sid
         self._alive[i] = True
         self._count += 1
 
