@@ -103,8 +103,9 @@ def book(
 
 
 def warm() -> None:
-    """Load the kernels now: numba's one-time set-up (about 0.5 s per process) and the cached
-    machine code, paid at start-up rather than in the first control cycle that places a job.
+    """Load the scheduler's kernels now (these and PRB's pass kernel): numba's one-time
+    set-up (about 0.5 s per process) and the cached machine code, paid at start-up rather than
+    in the first control cycle that places a job.
 
     Runs both kernels on a 2-node toy state with the argument types the mapper passes (a
     job's vectors and a shared node order are read-only arrays, a computed order is not):
@@ -122,3 +123,6 @@ def warm() -> None:
         )
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
+    from wattsched.scheduler.pass_kernels import next_candidate  # PRB's pass
+
+    next_candidate(order, np.zeros((2, 4), np.int64), zeros, np.zeros(1, np.bool_), 0, 1, 1, 1, 1)
