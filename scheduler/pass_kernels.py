@@ -10,9 +10,10 @@ Compiled on first use and cached on disk beside this module.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-from wattsched.scheduler.node_arrays import BoolArray, IntArray
+from wattsched.scheduler.node_arrays import BoolArray, FloatArray, IntArray
 
 
 @njit(cache=True, nogil=True)
@@ -37,3 +38,63 @@ def next_candidate(
         if totals[i, 0] <= f0 and totals[i, 1] <= f1 and totals[i, 2] <= f2 and totals[i, 3] <= f3:
             return p
     return -1
+
+
+@njit(cache=True, nogil=True)
+def fitting_ranked(
+    alive: BoolArray,
+    totals: IntArray,
+    units: IntArray,
+    rank: FloatArray,
+    n: int,
+    free_total: IntArray,
+    free_max: IntArray,
+    out: IntArray,
+) -> int:
+    """The queue indexes ``i < n`` that are alive, whose total need fits in ``free_total``
+    (pooled) and whose unit fits in ``free_max`` (per resource), written to ``out`` in rank
+    order (ties by index); returns how many."""
+    k = 0
+    width = totals.shape[1]
+    for i in range(n):
+        if not alive[i]:
+            continue
+        ok = True
+        for c in range(width):
+            if totals[i, c] > free_total[c] or units[i, c] > free_max[c]:
+                ok = False
+                break
+        if ok:
+            out[k] = i
+            k += 1
+    if k > 1:
+        sel = out[:k].copy()
+        order = np.argsort(rank[sel], kind="mergesort")
+        for p in range(k):
+            out[p] = sel[order[p]]
+    return k
+
+
+@njit(cache=True, nogil=True)
+def usable_max(free: IntArray, usable: BoolArray, out: IntArray) -> None:
+    """``out`` = the most free on any usable node, per resource (``free[usable].max(axis=0)``);
+    zeros when no node is usable."""
+    out[:] = 0
+    seen = False
+    for i in range(free.shape[0]):
+        if not usable[i]:
+            continue
+        for c in range(free.shape[1]):
+            if not seen or free[i, c] > out[c]:
+                out[c] = free[i, c]
+        seen = True
+
+
+def warm() -> None:
+    """Load this module's kernels now (numba's cached machine code), with the argument types
+    PRB's pass passes: the queue index's arrays, the state's ``free`` and usable mask."""
+    ints, rows, four = np.zeros(2, np.int64), np.zeros((2, 4), np.int64), np.zeros(4, np.int64)
+    flags = np.ones(2, np.bool_)
+    next_candidate(ints, rows, ints, flags, 0, 1, 1, 1, 1)
+    fitting_ranked(flags, rows, rows, np.zeros(2), 2, four, four, ints)
+    usable_max(rows, flags, four)

@@ -8,11 +8,14 @@ busy core counted) starts; a job that does not fit is undone and retried at the 
 
 from __future__ import annotations
 
+import numpy as np
+
 from wattsched.scheduler.dispatcher import Dispatcher, prb_key, prb_order, register
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import ClusterState
-from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
+from wattsched.scheduler.model import RESOURCES, Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import IntArray
+from wattsched.scheduler.pass_kernels import usable_max
 from wattsched.scheduler.prb_pass import start_now
 from wattsched.scheduler.queueindex import QueueIndex
 
@@ -36,6 +39,7 @@ class PRBDispatcher(Dispatcher):
         super().__init__()
         self.full_plan = full_plan
         self.queue = QueueIndex(prb_key)
+        self._free_max: IntArray = np.zeros(len(RESOURCES), dtype=np.int64)
 
     def plan(self, snap: Snapshot) -> Plan:
         state = self.cache.state(snap)
@@ -49,8 +53,8 @@ class PRBDispatcher(Dispatcher):
                 starts = self._list(state, snap, prb_order(new))
             else:
                 # Only jobs whose total need fits in what is free (pooled) can start now.
-                usable = state.free[state.arrays.usable]
-                free_max = usable.max(axis=0) if len(usable) else state.free_total * 0
+                free_max = self._free_max
+                usable_max(state.free, state.arrays.usable, free_max)
                 starts = start_now(
                     state, self.cache, self.queue, snap.time, free_max, node_order=prb_node_order
                 )

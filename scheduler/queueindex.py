@@ -19,6 +19,7 @@ import numpy as np
 
 from wattsched.scheduler.model import Job
 from wattsched.scheduler.node_arrays import IntArray
+from wattsched.scheduler.pass_kernels import fitting_ranked
 
 KeyFn = Callable[[Job], tuple[float | int | str, ...]]
 
@@ -45,6 +46,9 @@ class QueueIndex:
         self._sidx: list[int] = []
         """The alive jobs' keys and indexes, sorted by key then index (ranks are assigned from
         their neighbours here)."""
+        self._out: IntArray = np.zeros(0, dtype=np.int64)
+        """Scratch for :meth:`candidates` (its answer is a view of it, valid until the next
+        call)."""
         self._count = 0
         self._last_tuple: tuple[Job, ...] | None = None
         self._edits: int | None = None
@@ -96,25 +100,25 @@ class QueueIndex:
 
     def candidates(self, free_total: IntArray, free_max: IntArray) -> IntArray:
         """The indexes of the jobs :meth:`fitting` gives, in the same order, held jobs
-        included (:meth:`job` gives each; its ``held`` is the caller's to test)."""
+        included (:meth:`job` gives each; its ``held`` is the caller's to test): a view of a
+        scratch array, valid until the next call. One compiled scan
+        (:func:`~wattsched.scheduler.pass_kernels.fitting_ranked`) does the filter and the rank
+        order."""
         if not self._count:
             return np.zeros(0, dtype=np.int64)
-        n = len(self._jobs)
-        # Cores first (one column, cheap), then every resource on the survivors.
-        ok = (
-            self._alive[:n]
-            & (self._totals[:n, 0] <= free_total[0])
-            & (self._units[:n, 0] <= free_max[0])
+        if len(self._out) < len(self._alive):
+            self._out = np.zeros(len(self._alive), dtype=np.int64)
+        k = fitting_ranked(
+            self._alive,
+            self._totals,
+            self._units,
+            self._rank,
+            len(self._jobs),
+            np.asarray(free_total, dtype=np.int64),
+            np.asarray(free_max, dtype=np.int64),
+            self._out,
         )
-        cand = np.flatnonzero(ok)
-        if cand.size:
-            full = (self._totals[cand] <= free_total).all(axis=1) & (
-                self._units[cand] <= free_max
-            ).all(axis=1)
-            cand = cand[full]
-        if cand.size > 1:
-            cand = cand[np.argsort(self._rank[cand], kind="stable")]
-        return cand
+        return self._out[:k]
 
     def job(self, i: int) -> Job:
         """The job at index ``i`` (one of :meth:`candidates`)."""
