@@ -103,7 +103,7 @@ def book(
 
 
 def warm() -> None:
-    """Load the scheduler's kernels now (these and PRB's pass kernel): numba's one-time
+    """Load the scheduler's kernels now (these and PRB's pass kernels): numba's one-time
     set-up (about 0.5 s per process) and the cached machine code, paid at start-up rather than
     in the first control cycle that places a job.
 
@@ -123,6 +123,6 @@ def warm() -> None:
         )
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
-    from wattsched.scheduler.pass_kernels import next_candidate  # PRB's pass
+    from wattsched.scheduler import pass_kernels  # PRB's pass
 
-    next_candidate(order, np.zeros((2, 4), np.int64), zeros, np.zeros(1, np.bool_), 0, 1, 1, 1, 1)
+    pass_kernels.warm()
