@@ -10,6 +10,8 @@ power), so that it never delays the head.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
@@ -141,16 +143,12 @@ class EASYDispatcher(Dispatcher):
         if k0 is None:
             return None
         t0 = pending[k0 - 1][0] if k0 else now
-        times = sorted(
-            {t for t, _ in pending[k0:]}
-            | {c for c in self._cap_times(state, now, pending) if c >= t0}
-            | {t0}
-        )
+        caps = sorted(c for c in self._cap_times(state, now, pending) if c > t0)
         future = state.copy()
         order = state.order_index()
         k = 0
         released = 0
-        for t in times:
+        for t in _times_from(t0, pending, k0, caps):
             while k < len(pending) and pending[k][0] <= t:
                 k += 1
             batch = []
@@ -164,7 +162,7 @@ class EASYDispatcher(Dispatcher):
                 continue
             future.commit(jv, *placed)
             spare_w = future.cap_limit(t, head.walltime) - future.power_w
-            spare = future.free.copy()
+            spare = future.free  # the look-ahead state is dropped: no copy needed
             if head.exclusive:
                 spare[placed[0]] = 0
             return _Reservation(t, spare, spare_w, future.names_for(*placed), placed[0])
@@ -333,6 +331,29 @@ def _pooled_fit(
         if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
             return k
     return None
+
+
+def _times_from(t0: int, pending: list[tuple[int, str]], k0: int, caps: list[int]) -> Iterator[int]:
+    """In increasing order and each once: ``t0``, the end times of ``pending[k0:]`` and the
+    cap steps ``caps`` (sorted, all after ``t0``). Lazily: the caller stops at the first
+    time the head fits, mostly the first."""
+    yield t0
+    last = t0
+    c = 0
+    nc = len(caps)
+    for t, _ in pending[k0:] if k0 < len(pending) else ():
+        while c < nc and caps[c] < t:
+            if caps[c] > last:
+                last = caps[c]
+                yield last
+            c += 1
+        if t > last:
+            last = t
+            yield t
+    for cap_t in caps[c:]:
+        if cap_t > last:
+            last = cap_t
+            yield cap_t
 
 
 def _copy(res: _Reservation | None) -> _Reservation | None:
