@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
+from wattsched.scheduler.fit_kernels import room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
@@ -367,13 +368,12 @@ def _room_now_and_spare(state: ClusterState, spare: IntArray) -> list[int]:
     pooled: a job placed within both (``place`` with ``limit_k=_units_in(spare)``) puts
     ``k_i <= min(free_ir, spare_ir) / req_r`` units on usable node ``i``, so its total of each
     resource is at most this sum (a necessary condition, exact to skip on)."""
-    room = np.maximum(np.minimum(state.free, spare), 0)
-    return [int(a) for a in room[state.arrays.usable].sum(axis=0)]
+    return list(room_both(state.free, spare, state.arrays.usable))
 
 
 def _units_in(free: IntArray, jv: JobVec) -> IntArray:
-    nz = jv.nz
-    return np.maximum((free[:, nz] // jv.req[nz]).min(axis=1), 0)
+    """Units of the job that fit in ``free`` per node (compiled: ``fit_kernels.units_in``)."""
+    return units_in(free, jv.req, jv.nz)
 
 
 register("easy", EASYDispatcher)

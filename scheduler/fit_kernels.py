@@ -102,6 +102,45 @@ def book(
         busy_units[i] -= sign * c
 
 
+@njit(cache=True, nogil=True)
+def room_both(free: IntArray, spare: IntArray, usable: BoolArray) -> tuple[int, int, int, int]:
+    """Per resource (4 columns), the sum over the usable nodes of ``max(min(free, spare), 0)``:
+    the room both now and in what EASY's head leaves spare, pooled."""
+    r0 = r1 = r2 = r3 = 0
+    for i in range(free.shape[0]):
+        if not usable[i]:
+            continue
+        a = min(free[i, 0], spare[i, 0])
+        if a > 0:
+            r0 += a
+        a = min(free[i, 1], spare[i, 1])
+        if a > 0:
+            r1 += a
+        a = min(free[i, 2], spare[i, 2])
+        if a > 0:
+            r2 += a
+        a = min(free[i, 3], spare[i, 3])
+        if a > 0:
+            r3 += a
+    return r0, r1, r2, r3
+
+
+@njit(cache=True, nogil=True)
+def units_in(free: IntArray, req: IntArray, nz: IntArray) -> IntArray:
+    """Units of ``req`` that fit in ``free`` per node: ``max(min_r free[i, r] // req[r], 0)``
+    over the needed resources ``nz`` (not empty)."""
+    n = free.shape[0]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        k = _BIG
+        for r in nz:
+            q = free[i, r] // req[r]
+            if q < k:
+                k = q
+        out[i] = k if k > 0 else 0
+    return out
+
+
 def warm() -> None:
     """Load the kernels now: numba's one-time set-up (about 0.5 s per process) and the cached
     machine code, paid at start-up rather than in the first control cycle that places a job.
@@ -122,3 +161,6 @@ def warm() -> None:
         )
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
+    spare = np.ones((2, 4), np.int64)
+    room_both(spare, spare, usable)
+    units_in(spare, req, nz)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.easy import _times_from
+from wattsched.scheduler.fit_kernels import room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Node, PowerCap, Resources
 from wattsched.scheduler.node_arrays import NodeArrays
@@ -44,3 +45,35 @@ def test_names_for_is_one_name_per_unit(placement: list[tuple[int, int]]) -> Non
     idx = np.array([i for i, _ in placement], dtype=np.int64)
     cnt = np.array([c for _, c in placement], dtype=np.int64)
     assert state.names_for(idx, cnt) == tuple(f"n{i}" for i, c in placement for _ in range(c))
+
+
+_BOOKS = st.integers(1, 8).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.lists(st.integers(-3, 9), min_size=4, max_size=4), min_size=n, max_size=n),
+        st.lists(st.lists(st.integers(-3, 9), min_size=4, max_size=4), min_size=n, max_size=n),
+        st.lists(st.booleans(), min_size=n, max_size=n),
+    )
+)
+
+
+@settings(deadline=None)  # the first call loads the kernel
+@given(_BOOKS)
+def test_room_both_is_the_numpy_formula(books: tuple[list[list[int]], ...]) -> None:
+    """The compiled pooled room both now and in the spare equals the numpy formula."""
+    free, spare = np.array(books[0], dtype=np.int64), np.array(books[1], dtype=np.int64)
+    usable = np.array(books[2], dtype=np.bool_)
+    room = np.maximum(np.minimum(free, spare), 0)
+    assert room_both(free, spare, usable) == tuple(int(a) for a in room[usable].sum(axis=0))
+
+
+@settings(deadline=None)
+@given(_BOOKS, st.lists(st.integers(0, 4), min_size=4, max_size=4).filter(any))
+def test_units_in_is_the_numpy_formula(
+    books: tuple[list[list[int]], ...], req_l: list[int]
+) -> None:
+    """The compiled units per node that fit equal the numpy formula (negative room: 0)."""
+    free = np.array(books[0], dtype=np.int64)
+    req = np.array(req_l, dtype=np.int64)
+    nz = np.flatnonzero(req)
+    want = np.maximum((free[:, nz] // req[nz]).min(axis=1), 0)
+    assert np.array_equal(units_in(free, req, nz), want)
