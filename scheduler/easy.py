@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
-from wattsched.scheduler.fit_kernels import room_both, units_in
+from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
@@ -277,7 +277,7 @@ def _place_in_spare(
     if jv.min_w * (1 - 1e-9) > res.power_spare + EPS_W:
         return None
     if room.spare_total is None:
-        room.spare_total = res.spare.sum(axis=0).tolist()
+        room.spare_total = list(col_sums(res.spare))
     t = jv.total_l
     s = room.spare_total
     if t[0] > s[0] or t[1] > s[1] or t[2] > s[2] or t[3] > s[3]:

@@ -126,6 +126,18 @@ def room_both(free: IntArray, spare: IntArray, usable: BoolArray) -> tuple[int, 
 
 
 @njit(cache=True, nogil=True)
+def col_sums(a: IntArray) -> tuple[int, int, int, int]:
+    """The sum of each of the 4 columns (``a.sum(axis=0)`` without an array)."""
+    r0 = r1 = r2 = r3 = 0
+    for i in range(a.shape[0]):
+        r0 += a[i, 0]
+        r1 += a[i, 1]
+        r2 += a[i, 2]
+        r3 += a[i, 3]
+    return r0, r1, r2, r3
+
+
+@njit(cache=True, nogil=True)
 def units_in(free: IntArray, req: IntArray, nz: IntArray) -> IntArray:
     """Units of ``req`` that fit in ``free`` per node: ``max(min_r free[i, r] // req[r], 0)``
     over the needed resources ``nz`` (not empty)."""
@@ -163,4 +175,5 @@ def warm() -> None:
         book(free, busy, idx, counts, req, nz, +1)
     spare = np.ones((2, 4), np.int64)
     room_both(spare, spare, usable)
+    col_sums(spare)
     units_in(spare, req, nz)

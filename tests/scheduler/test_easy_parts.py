@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.easy import _times_from
-from wattsched.scheduler.fit_kernels import room_both, units_in
+from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Node, PowerCap, Resources
 from wattsched.scheduler.node_arrays import NodeArrays
@@ -64,6 +64,7 @@ def test_room_both_is_the_numpy_formula(books: tuple[list[list[int]], ...]) -> N
     usable = np.array(books[2], dtype=np.bool_)
     room = np.maximum(np.minimum(free, spare), 0)
     assert room_both(free, spare, usable) == tuple(int(a) for a in room[usable].sum(axis=0))
+    assert col_sums(spare) == tuple(spare.sum(axis=0).tolist())
 
 
 @settings(deadline=None)

@@ -133,7 +133,8 @@ from wattsched.scheduler import fit_kernels as fk
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 
 fk.warm()
-loaded = {k: list(k.signatures) for k in (fk.first_fit, fk.book, fk.room_both, fk.units_in)}
+kernels = (fk.first_fit, fk.book, fk.room_both, fk.units_in, fk.col_sums)
+loaded = {k: list(k.signatures) for k in kernels}
 nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=8000), NodePowerModel(idle_w=20, core_w=5))
          for i in range(3)]
 jobs = [Job(str(j), 10 * j, 600, 1 + j % 2, Resources(cores=1 + j % 4), runtime=300)
