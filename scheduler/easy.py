@@ -56,6 +56,8 @@ class EASYDispatcher(Dispatcher):
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
+        self._last_head: tuple[list[str], IntArray, IntArray, tuple[str, ...]] | None = None
+        """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
 
     def plan(self, snap: Snapshot) -> Plan:
         now = snap.time
@@ -166,8 +168,26 @@ class EASYDispatcher(Dispatcher):
             spare = future.free  # the look-ahead state is dropped: no copy needed
             if head.exclusive:
                 spare[placed[0]] = 0
-            return _Reservation(t, spare, spare_w, future.names_for(*placed), placed[0])
+            return _Reservation(t, spare, spare_w, self._head_names(future, *placed), placed[0])
         return None
+
+    def _head_names(self, state: ClusterState, idx: IntArray, cnt: IntArray) -> tuple[str, ...]:
+        """``state.names_for(idx, cnt)``; a large placement's names are kept for the next
+        cycle, whose reservation is mostly the very same one (same nodes and counts)."""
+        if len(idx) <= 16:
+            return state.names_for(idx, cnt)
+        last = self._last_head
+        names = state.arrays.names
+        if (
+            last is not None
+            and last[0] is names
+            and np.array_equal(last[1], idx)
+            and np.array_equal(last[2], cnt)
+        ):
+            return last[3]
+        out = state.names_for(idx, cnt)
+        self._last_head = (names, idx, cnt, out)
+        return out
 
     @staticmethod
     def _cap_times(state: ClusterState, now: int, pending: list[tuple[int, str]]) -> set[int]:

@@ -235,10 +235,11 @@ class ClusterState:
 
     def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
         """One node name per unit, from a placement."""
-        il = idx.tolist()
-        if len(il) == sum(counts.tolist()):  # one unit per node (counts are positive)
-            names = self.arrays.names
-            return tuple([names[i] for i in il])
+        if len(idx) <= 16:  # small: Python is cheaper than numpy's calls
+            il = idx.tolist()
+            if len(il) == sum(counts.tolist()):  # one unit per node (counts are positive)
+                names = self.arrays.names
+                return tuple([names[i] for i in il])
         return tuple(self.arrays.names_arr[np.repeat(idx, counts)].tolist())
 
     # -- node orders -------------------------------------------------------------------------

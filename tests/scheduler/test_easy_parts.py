@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.scheduler.easy import _times_from
+from wattsched.scheduler.easy import EASYDispatcher, _times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Node, PowerCap, Resources
@@ -30,21 +30,31 @@ def test_times_from_are_the_sorted_set(
     assert got == want
 
 
-@given(
-    st.lists(
-        st.tuples(st.integers(0, 5), st.integers(1, 3)),
-        min_size=1,
-        max_size=6,
-        unique_by=lambda p: p[0],
-    )
+_PLACEMENTS = st.lists(
+    st.tuples(st.integers(0, 39), st.integers(1, 3)),
+    min_size=1,
+    max_size=30,
+    unique_by=lambda p: p[0],
 )
-def test_names_for_is_one_name_per_unit(placement: list[tuple[int, int]]) -> None:
-    """``names_for`` (one-unit-per-node fast path or not) repeats each node name per unit."""
-    nodes = tuple(Node(f"n{i}", Resources(cores=4)) for i in range(6))
+
+
+@given(st.lists(st.tuples(_PLACEMENTS, st.booleans()), min_size=1, max_size=4))
+def test_names_for_is_one_name_per_unit(
+    placements: list[tuple[list[tuple[int, int]], bool]],
+) -> None:
+    """``names_for`` (small one-unit-per-node placements in Python) and EASY's kept head names
+    repeat each node name per unit, placement after placement."""
+    nodes = tuple(Node(f"n{i}", Resources(cores=4)) for i in range(40))
     state = ClusterState(NodeArrays(nodes), PowerCap.unlimited())
-    idx = np.array([i for i, _ in placement], dtype=np.int64)
-    cnt = np.array([c for _, c in placement], dtype=np.int64)
-    assert state.names_for(idx, cnt) == tuple(f"n{i}" for i, c in placement for _ in range(c))
+    easy = EASYDispatcher()
+    for placement, ones in placements:
+        pairs = [(i, 1 if ones else c) for i, c in placement]
+        idx = np.array([i for i, _ in pairs], dtype=np.int64)
+        cnt = np.array([c for _, c in pairs], dtype=np.int64)
+        want = tuple(f"n{i}" for i, c in pairs for _ in range(c))
+        assert state.names_for(idx, cnt) == want
+        assert easy._head_names(state, idx, cnt) == want
+        assert easy._head_names(state, idx.copy(), cnt.copy()) == want
 
 
 _BOOKS = st.integers(1, 8).flatmap(
