@@ -56,6 +56,7 @@ class EASYDispatcher(Dispatcher):
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
+        self._last_queue: tuple[tuple[Job, ...], list[Job], list[str]] | None = None
         self._last_head: tuple[list[str], IntArray, IntArray, tuple[str, ...]] | None = None
         """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
 
@@ -63,8 +64,7 @@ class EASYDispatcher(Dispatcher):
         now = snap.time
         state = self.cache.state(snap)
         order = state.order_index()
-        queue = submit_order(snap.queued)
-        ids = [j.id for j in queue]
+        queue, ids = self._queue_of(snap.queued)
         seen = self._unchanged_prefix(snap, ids)
         memo = self._memo
         if seen and memo is not None and memo.extra is None:
@@ -124,6 +124,17 @@ class EASYDispatcher(Dispatcher):
         plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
         self._remember(snap, ids, plan, memo_extra)
         return plan
+
+    def _queue_of(self, queued: tuple[Job, ...]) -> tuple[list[Job], list[str]]:
+        """The eligible jobs in submit order and their ids (read-only), kept while the
+        snapshot's queue is the very same tuple (its jobs are frozen: same order)."""
+        last = self._last_queue
+        if last is not None and last[0] is queued:
+            return last[1], last[2]
+        queue = submit_order(queued)
+        ids = [j.id for j in queue]
+        self._last_queue = (queued, queue, ids)
+        return queue, ids
 
     def _reserve(
         self,
@@ -232,10 +243,12 @@ class EASYDispatcher(Dispatcher):
         vecs = self.cache.vecs
         vec = self.cache.vec
         limited = state.cap.limited
+        f = state.free_total_l  # updated in place by each start
         for job in rest:
             jv = vecs.get(job.id) or vec(job)
-            if state.quick_reject(jv):
-                continue
+            t = jv.total_l
+            if t[0] > f[0] or t[1] > f[1] or t[2] > f[2] or t[3] > f[3]:
+                continue  # state.quick_reject, inline
             short = res is None or now + job.walltime <= res.shadow
             key = (
                 jv.shape,

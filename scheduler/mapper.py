@@ -47,7 +47,8 @@ class ClusterState:
         """Exclusive jobs on each node (a node held whole takes no other job)."""
         self.power_w: float = arrays.static_w
         self.free_total_l: list[int] = arrays.total_capacity.tolist()
-        """Free resources pooled over the nodes, as Python ints (cheap scalar checks)."""
+        """Free resources pooled over the nodes, as Python ints (cheap scalar checks; the list is
+        updated in place, never rebound, so a caller may hold it across commits)."""
         self.last_fail = ""
         """Why the last :meth:`place` failed: ``resources`` or ``power``."""
 

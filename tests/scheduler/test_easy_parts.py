@@ -6,10 +6,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wattsched.scheduler.dispatcher import submit_order
 from wattsched.scheduler.easy import EASYDispatcher, _times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
-from wattsched.scheduler.model import Node, PowerCap, Resources
+from wattsched.scheduler.model import Job, Node, PowerCap, Resources
 from wattsched.scheduler.node_arrays import NodeArrays
 
 
@@ -88,3 +89,18 @@ def test_units_in_is_the_numpy_formula(
     nz = np.flatnonzero(req)
     want = np.maximum((free[:, nz] // req[nz]).min(axis=1), 0)
     assert np.array_equal(units_in(free, req, nz), want)
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.booleans()), max_size=8), st.integers(0, 8))
+def test_queue_of_is_the_submit_order_of_each_queue(jobs: list[tuple[int, bool]], cut: int) -> None:
+    """EASY's kept queue order is the submit order of the snapshot's queue, for the very same
+    tuple again and for another tuple (another queue) after it."""
+    queued = tuple(
+        Job(str(i), submit, 60, 1, Resources(cores=1), held=held)
+        for i, (submit, held) in enumerate(jobs)
+    )
+    easy = EASYDispatcher()
+    for q in (queued, queued, queued[:cut], queued):
+        order, ids = easy._queue_of(q)
+        assert order == submit_order(q)
+        assert ids == [j.id for j in order]
