@@ -10,11 +10,10 @@ power), so that it never delays the head.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
+from wattsched.scheduler.easy_reserve import ends_of, pooled_fit, times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
@@ -112,7 +111,7 @@ class EASYDispatcher(Dispatcher):
         rest = queue[i + 1 :]
         candidates = self._candidates(state, rest)
         res = (
-            self._reserve(state, head, now, _ends(snap, now, started), started)
+            self._reserve(state, head, now, ends_of(snap, now, started), started)
             if candidates or self.full_plan
             else None
         )
@@ -153,7 +152,7 @@ class EASYDispatcher(Dispatcher):
         jv = self.cache.vec(head)
         placements = self.cache.running_placements()
         pending = sorted(ends)
-        k0 = _pooled_fit(pending, started, placements, state.free_total_l, jv.total_l)
+        k0 = pooled_fit(pending, started, placements, state.free_total_l, jv.total_l)
         if k0 is None:
             return None
         t0 = pending[k0 - 1][0] if k0 else now
@@ -162,7 +161,7 @@ class EASYDispatcher(Dispatcher):
         order = state.order_index()
         k = 0
         released = 0
-        for t in _times_from(t0, pending, k0, caps):
+        for t in times_from(t0, pending, k0, caps):
             while k < len(pending) and pending[k][0] <= t:
                 k += 1
             batch = []
@@ -333,61 +332,6 @@ def _place_in_spare(
         if worst > res.power_spare + EPS_W:
             return None
     return placed
-
-
-def _ends(
-    snap: Snapshot, now: int, started: dict[str, tuple[JobVec, IntArray, IntArray]]
-) -> list[tuple[int, str]]:
-    """(end estimate, job id) of every running job and of the jobs this plan starts now."""
-    ends = [(max(rj.end_estimate, now), rj.job.id) for rj in snap.running]
-    ends.extend((now + jv.walltime, jid) for jid, (jv, _, _) in started.items())
-    return ends
-
-
-def _pooled_fit(
-    pending: list[tuple[int, str]],
-    started: dict[str, tuple[JobVec, IntArray, IntArray]],
-    placements: dict[str, tuple[JobVec, IntArray, IntArray]],
-    free: list[int],
-    need: tuple[int, ...],
-) -> int | None:
-    """How many of the ``pending`` ends (in order) must pass before ``need`` fits in the free
-    resources pooled (0: it fits now), or None if it never does."""
-    d0, d1, d2, d3 = (n - f for n, f in zip(need, free, strict=True))
-    if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
-        return 0
-    for k, (_, jid) in enumerate(pending, 1):
-        t = (started.get(jid) or placements[jid])[0].total_l
-        d0 -= t[0]
-        d1 -= t[1]
-        d2 -= t[2]
-        d3 -= t[3]
-        if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
-            return k
-    return None
-
-
-def _times_from(t0: int, pending: list[tuple[int, str]], k0: int, caps: list[int]) -> Iterator[int]:
-    """In increasing order and each once: ``t0``, the end times of ``pending[k0:]`` and the
-    cap steps ``caps`` (sorted, all after ``t0``). Lazily: the caller stops at the first
-    time the head fits, mostly the first."""
-    yield t0
-    last = t0
-    c = 0
-    nc = len(caps)
-    for t, _ in pending[k0:] if k0 < len(pending) else ():
-        while c < nc and caps[c] < t:
-            if caps[c] > last:
-                last = caps[c]
-                yield last
-            c += 1
-        if t > last:
-            last = t
-            yield t
-    for cap_t in caps[c:]:
-        if cap_t > last:
-            last = cap_t
-            yield cap_t
 
 
 def _copy(res: _Reservation | None) -> _Reservation | None:

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.dispatcher import submit_order
-from wattsched.scheduler.easy import EASYDispatcher, _times_from
+from wattsched.scheduler.easy import EASYDispatcher
+from wattsched.scheduler.easy_reserve import times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources
@@ -27,7 +28,7 @@ def test_times_from_are_the_sorted_set(
     k0 = data.draw(st.integers(0, len(pending)))
     t0 = pending[k0 - 1][0] if k0 else 0
     want = sorted({t for t, _ in pending[k0:]} | {c for c in caps if c >= t0} | {t0})
-    got = list(_times_from(t0, pending, k0, sorted(c for c in set(caps) if c > t0)))
+    got = list(times_from(t0, pending, k0, sorted(c for c in set(caps) if c > t0)))
     assert got == want
 
 
