@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
+from wattsched.scheduler.easy_reserve import ends_of, pooled_fit, times_from
+from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
@@ -53,13 +55,15 @@ class EASYDispatcher(Dispatcher):
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
+        self._last_queue: tuple[tuple[Job, ...], list[Job], list[str]] | None = None
+        self._last_head: tuple[list[str], IntArray, IntArray, tuple[str, ...]] | None = None
+        """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
 
     def plan(self, snap: Snapshot) -> Plan:
         now = snap.time
         state = self.cache.state(snap)
         order = state.order_index()
-        queue = submit_order(snap.queued)
-        ids = [j.id for j in queue]
+        queue, ids = self._queue_of(snap.queued)
         seen = self._unchanged_prefix(snap, ids)
         memo = self._memo
         if seen and memo is not None and memo.extra is None:
@@ -107,7 +111,7 @@ class EASYDispatcher(Dispatcher):
         rest = queue[i + 1 :]
         candidates = self._candidates(state, rest)
         res = (
-            self._reserve(state, head, now, _ends(snap, now, started), started)
+            self._reserve(state, head, now, ends_of(snap, now, started), started)
             if candidates or self.full_plan
             else None
         )
@@ -119,6 +123,17 @@ class EASYDispatcher(Dispatcher):
         plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
         self._remember(snap, ids, plan, memo_extra)
         return plan
+
+    def _queue_of(self, queued: tuple[Job, ...]) -> tuple[list[Job], list[str]]:
+        """The eligible jobs in submit order and their ids (read-only), kept while the
+        snapshot's queue is the very same tuple (its jobs are frozen: same order)."""
+        last = self._last_queue
+        if last is not None and last[0] is queued:
+            return last[1], last[2]
+        queue = submit_order(queued)
+        ids = [j.id for j in queue]
+        self._last_queue = (queued, queue, ids)
+        return queue, ids
 
     def _reserve(
         self,
@@ -137,20 +152,16 @@ class EASYDispatcher(Dispatcher):
         jv = self.cache.vec(head)
         placements = self.cache.running_placements()
         pending = sorted(ends)
-        k0 = _pooled_fit(pending, started, placements, state.free_total_l, jv.total_l)
+        k0 = pooled_fit(pending, started, placements, state.free_total_l, jv.total_l)
         if k0 is None:
             return None
         t0 = pending[k0 - 1][0] if k0 else now
-        times = sorted(
-            {t for t, _ in pending[k0:]}
-            | {c for c in self._cap_times(state, now, pending) if c >= t0}
-            | {t0}
-        )
+        caps = sorted(c for c in self._cap_times(state, now, pending) if c > t0)
         future = state.copy()
         order = state.order_index()
         k = 0
         released = 0
-        for t in times:
+        for t in times_from(t0, pending, k0, caps):
             while k < len(pending) and pending[k][0] <= t:
                 k += 1
             batch = []
@@ -164,11 +175,29 @@ class EASYDispatcher(Dispatcher):
                 continue
             future.commit(jv, *placed)
             spare_w = future.cap_limit(t, head.walltime) - future.power_w
-            spare = future.free.copy()
+            spare = future.free  # the look-ahead state is dropped: no copy needed
             if head.exclusive:
                 spare[placed[0]] = 0
-            return _Reservation(t, spare, spare_w, future.names_for(*placed), placed[0])
+            return _Reservation(t, spare, spare_w, self._head_names(future, *placed), placed[0])
         return None
+
+    def _head_names(self, state: ClusterState, idx: IntArray, cnt: IntArray) -> tuple[str, ...]:
+        """``state.names_for(idx, cnt)``; a large placement's names are kept for the next
+        cycle, whose reservation is mostly the very same one (same nodes and counts)."""
+        if len(idx) <= 16:
+            return state.names_for(idx, cnt)
+        last = self._last_head
+        names = state.arrays.names
+        if (
+            last is not None
+            and last[0] is names
+            and np.array_equal(last[1], idx)
+            and np.array_equal(last[2], cnt)
+        ):
+            return last[3]
+        out = state.names_for(idx, cnt)
+        self._last_head = (names, idx, cnt, out)
+        return out
 
     @staticmethod
     def _cap_times(state: ClusterState, now: int, pending: list[tuple[int, str]]) -> set[int]:
@@ -213,10 +242,12 @@ class EASYDispatcher(Dispatcher):
         vecs = self.cache.vecs
         vec = self.cache.vec
         limited = state.cap.limited
+        f = state.free_total_l  # updated in place by each start
         for job in rest:
             jv = vecs.get(job.id) or vec(job)
-            if state.quick_reject(jv):
-                continue
+            t = jv.total_l
+            if t[0] > f[0] or t[1] > f[1] or t[2] > f[2] or t[3] > f[3]:
+                continue  # state.quick_reject, inline
             short = res is None or now + job.walltime <= res.shadow
             key = (
                 jv.shape,
@@ -278,7 +309,7 @@ def _place_in_spare(
     if jv.min_w * (1 - 1e-9) > res.power_spare + EPS_W:
         return None
     if room.spare_total is None:
-        room.spare_total = res.spare.sum(axis=0).tolist()
+        room.spare_total = list(col_sums(res.spare))
     t = jv.total_l
     s = room.spare_total
     if t[0] > s[0] or t[1] > s[1] or t[2] > s[2] or t[3] > s[3]:
@@ -303,38 +334,6 @@ def _place_in_spare(
     return placed
 
 
-def _ends(
-    snap: Snapshot, now: int, started: dict[str, tuple[JobVec, IntArray, IntArray]]
-) -> list[tuple[int, str]]:
-    """(end estimate, job id) of every running job and of the jobs this plan starts now."""
-    ends = [(max(rj.end_estimate, now), rj.job.id) for rj in snap.running]
-    ends.extend((now + jv.walltime, jid) for jid, (jv, _, _) in started.items())
-    return ends
-
-
-def _pooled_fit(
-    pending: list[tuple[int, str]],
-    started: dict[str, tuple[JobVec, IntArray, IntArray]],
-    placements: dict[str, tuple[JobVec, IntArray, IntArray]],
-    free: list[int],
-    need: tuple[int, ...],
-) -> int | None:
-    """How many of the ``pending`` ends (in order) must pass before ``need`` fits in the free
-    resources pooled (0: it fits now), or None if it never does."""
-    d0, d1, d2, d3 = (n - f for n, f in zip(need, free, strict=True))
-    if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
-        return 0
-    for k, (_, jid) in enumerate(pending, 1):
-        t = (started.get(jid) or placements[jid])[0].total_l
-        d0 -= t[0]
-        d1 -= t[1]
-        d2 -= t[2]
-        d3 -= t[3]
-        if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
-            return k
-    return None
-
-
 def _copy(res: _Reservation | None) -> _Reservation | None:
     if res is None:
         return None
@@ -346,13 +345,12 @@ def _room_now_and_spare(state: ClusterState, spare: IntArray) -> list[int]:
     pooled: a job placed within both (``place`` with ``limit_k=_units_in(spare)``) puts
     ``k_i <= min(free_ir, spare_ir) / req_r`` units on usable node ``i``, so its total of each
     resource is at most this sum (a necessary condition, exact to skip on)."""
-    room = np.maximum(np.minimum(state.free, spare), 0)
-    return [int(a) for a in room[state.arrays.usable].sum(axis=0)]
+    return list(room_both(state.free, spare, state.arrays.usable))
 
 
 def _units_in(free: IntArray, jv: JobVec) -> IntArray:
-    nz = jv.nz
-    return np.maximum((free[:, nz] // jv.req[nz]).min(axis=1), 0)
+    """Units of the job that fit in ``free`` per node (compiled: ``fit_kernels.units_in``)."""
+    return units_in(free, jv.req, jv.nz)
 
 
 register("easy", EASYDispatcher)

@@ -102,12 +102,63 @@ def book(
         busy_units[i] -= sign * c
 
 
+@njit(cache=True, nogil=True)
+def room_both(free: IntArray, spare: IntArray, usable: BoolArray) -> tuple[int, int, int, int]:
+    """Per resource (4 columns), the sum over the usable nodes of ``max(min(free, spare), 0)``:
+    the room both now and in what EASY's head leaves spare, pooled."""
+    r0 = r1 = r2 = r3 = 0
+    for i in range(free.shape[0]):
+        if not usable[i]:
+            continue
+        a = min(free[i, 0], spare[i, 0])
+        if a > 0:
+            r0 += a
+        a = min(free[i, 1], spare[i, 1])
+        if a > 0:
+            r1 += a
+        a = min(free[i, 2], spare[i, 2])
+        if a > 0:
+            r2 += a
+        a = min(free[i, 3], spare[i, 3])
+        if a > 0:
+            r3 += a
+    return r0, r1, r2, r3
+
+
+@njit(cache=True, nogil=True)
+def col_sums(a: IntArray) -> tuple[int, int, int, int]:
+    """The sum of each of the 4 columns (``a.sum(axis=0)`` without an array)."""
+    r0 = r1 = r2 = r3 = 0
+    for i in range(a.shape[0]):
+        r0 += a[i, 0]
+        r1 += a[i, 1]
+        r2 += a[i, 2]
+        r3 += a[i, 3]
+    return r0, r1, r2, r3
+
+
+@njit(cache=True, nogil=True)
+def units_in(free: IntArray, req: IntArray, nz: IntArray) -> IntArray:
+    """Units of ``req`` that fit in ``free`` per node: ``max(min_r free[i, r] // req[r], 0)``
+    over the needed resources ``nz`` (not empty)."""
+    n = free.shape[0]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        k = _BIG
+        for r in nz:
+            q = free[i, r] // req[r]
+            if q < k:
+                k = q
+        out[i] = k if k > 0 else 0
+    return out
+
+
 def warm() -> None:
     """Load the scheduler's kernels now (these and PRB's pass kernels): numba's one-time
     set-up (about 0.5 s per process) and the cached machine code, paid at start-up rather than
     in the first control cycle that places a job.
 
-    Runs both kernels on a 2-node toy state with the argument types the mapper passes (a
+    Runs each kernel on a 2-node toy state with the argument types the mapper passes (a
     job's vectors and a shared node order are read-only arrays, a computed order is not):
     ``tests/scheduler/test_fit_kernels.py`` checks that a replay compiles nothing more."""
     free = np.ones((2, 1), np.int64)
@@ -123,6 +174,10 @@ def warm() -> None:
         )
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
+    spare = np.ones((2, 4), np.int64)
+    room_both(spare, spare, usable)
+    col_sums(spare)
+    units_in(spare, req, nz)
     from wattsched.scheduler import pass_kernels  # PRB's pass
 
     pass_kernels.warm()

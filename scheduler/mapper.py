@@ -47,7 +47,8 @@ class ClusterState:
         """Exclusive jobs on each node (a node held whole takes no other job)."""
         self.power_w: float = arrays.static_w
         self.free_total_l: list[int] = arrays.total_capacity.tolist()
-        """Free resources pooled over the nodes, as Python ints (cheap scalar checks)."""
+        """Free resources pooled over the nodes, as Python ints (cheap scalar checks; the list is
+        updated in place, never rebound, so a caller may hold it across commits)."""
         self.last_fail = ""
         """Why the last :meth:`place` failed: ``resources`` or ``power``."""
 
@@ -235,6 +236,11 @@ class ClusterState:
 
     def names_for(self, idx: IntArray, counts: IntArray) -> tuple[str, ...]:
         """One node name per unit, from a placement."""
+        if len(idx) <= 16:  # small: Python is cheaper than numpy's calls
+            il = idx.tolist()
+            if len(il) == sum(counts.tolist()):  # one unit per node (counts are positive)
+                names = self.arrays.names
+                return tuple([names[i] for i in il])
         return tuple(self.arrays.names_arr[np.repeat(idx, counts)].tolist())
 
     # -- node orders -------------------------------------------------------------------------

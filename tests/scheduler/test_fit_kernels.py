@@ -134,10 +134,9 @@ from wattsched.scheduler import pass_kernels as pk
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 
 fk.warm()
-loaded = {
-    k: list(k.signatures)
-    for k in (fk.first_fit, fk.book, pk.next_candidate, pk.fitting_ranked, pk.usable_max)
-}
+kernels = (fk.first_fit, fk.book, fk.room_both, fk.units_in, fk.col_sums,
+           pk.next_candidate, pk.fitting_ranked, pk.usable_max)
+loaded = {k: list(k.signatures) for k in kernels}
 nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=8000), NodePowerModel(idle_w=20, core_w=5))
          for i in range(3)]
 jobs = [Job(str(j), 10 * j, 600, 1 + j % 2, Resources(cores=1 + j % 4), runtime=300)
