@@ -15,29 +15,24 @@ Changes = tuple[tuple[Node, Node], ...]
 """``(old node, new node)`` pairs, in position order."""
 
 
-class _LastPair:
-    __slots__ = ("new", "old", "out")
-
-    def __init__(self) -> None:
-        self.old: tuple[Node, ...] | None = None
-        self.new: tuple[Node, ...] | None = None
-        self.out: Changes | None = None
-
-
-_LAST = _LastPair()
+_Entry = tuple[tuple[Node, ...], tuple[Node, ...], "Changes | None"]
+_last: _Entry = ((), (), ())
+"""The last pair asked and its answer, one tuple rebound whole: replays run in threads (a Dask
+worker's) each read one consistent entry, never a mix of two."""
 
 
 def changed_nodes(old: tuple[Node, ...], new: tuple[Node, ...]) -> Changes | None:
     """The ``(old, new)`` node pairs whose object differs, position by position; None when the
     tuples differ in length or a changed position names another node (other nodes, or
     another order)."""
-    last = _LAST
-    if last.old is old and last.new is new:
-        return last.out
+    global _last
+    last_old, last_new, last_out = _last
+    if last_old is old and last_new is new:
+        return last_out
     out: Changes | None = None
     if len(old) == len(new):
         out = tuple((a, b) for a, b in zip(old, new, strict=True) if a is not b)
         if any(a.name != b.name for a, b in out):
             out = None
-    last.old, last.new, last.out = old, new, out
+    _last = (old, new, out)
     return out

@@ -54,3 +54,37 @@ def test_changed_nodes_equals_the_comparison_afresh(steps: list[Any], asks: list
         old, new = tuples[i % len(tuples)], tuples[j % len(tuples)]
         assert changed_nodes(old, new) == _afresh(old, new)
         assert changed_nodes(old, new) == _afresh(old, new)
+
+
+def test_replays_in_threads_each_get_their_own_pair_s_answer() -> None:
+    # A Dask worker runs replays in threads of one process: the kept pair is shared, and a
+    # thread must never get another pair's answer (nor a mix of two entries).
+    import sys
+    import threading
+
+    base = tuple(node(n) for n in NAMES)
+    pairs = []
+    for k in range(4):
+        new = list(base)
+        new[k] = dataclasses.replace(base[k], state=PowerState.OFF)
+        pairs.append((base, tuple(new)))
+    wrong: list[int] = []
+
+    def work(k: int) -> None:
+        old, new = pairs[k]
+        want = _afresh(old, new)
+        for _ in range(50_000):
+            if changed_nodes(old, new) != want:
+                wrong.append(k)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong
