@@ -15,6 +15,7 @@ schedule is the same (``tests/daemon/test_replay_skip.py`` replays both ways).
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable
@@ -66,7 +67,32 @@ def replay(
 
     ``power_policy`` (default none: every node keeps its power state) switches nodes after
     each cycle's starts; refused commands are counted in ``power_errors``.
+
+    The objects alive before the replay (the workload, the nodes) are kept out of the garbage
+    collector's full collections while it runs (:func:`gc.freeze`, undone at its end; not when
+    something else froze objects): the two or three full collections of a whole-trace replay
+    traversed them all each time (0.2 s of KTH-SP2's 3 s).
     """
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        return _replay(cluster, dispatcher, progress, keep_stats, max_cycles, power_policy, skip)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _replay(
+    cluster: SimulatedCluster,
+    dispatcher: Dispatcher,
+    progress: Progress | None,
+    keep_stats: bool,
+    max_cycles: int | None,
+    power_policy: PowerPolicy | None,
+    skip: bool,
+) -> ReplayResult:
+    """:func:`replay`'s loop."""
     wall0 = time.perf_counter()
     result = ReplayResult(cluster)
     total = cluster.workload_size
