@@ -91,6 +91,9 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._queue_list: list[Job] = []
         self._queue_seqs: list[int] = []
         self._queue_seq: dict[str, int] = {}
+        self._queue_cores: list[tuple[int, int, str]] = []
+        """A heap of the queued jobs' total cores (``(cores, arrival number, id)``; jobs that
+        left are dropped when they come to the top): :meth:`nothing_fits`."""
         # A read-only live view of the queue for the snapshots' index (no copy per cycle).
         self._queue_index = MappingProxyType(self._queue)
         self._running: dict[str, RunningJob] = {}
@@ -354,6 +357,9 @@ class SimulatedCluster(ReplayQueries, Connector):
             self._queue_list.append(job)
             self._queue_seqs.append(self._next_arrival)
             self._queue_seq[job.id] = self._next_arrival
+            heapq.heappush(
+                self._queue_cores, (job.unit.cores * job.units, self._next_arrival, job.id)
+            )
             self.records[job.id] = JobRecord(job, job.submit)
             arrived = True
         if arrived:

@@ -7,10 +7,15 @@ its decision is carried out after each cycle's starts, and the time it wants to 
 
 Cycles that provably start nothing are skipped (``skip=True``, without a power policy, for
 dispatchers that declare :attr:`~wattsched.scheduler.dispatcher.Dispatcher.skips_exact`):
-when no job waits, or when the last cycle planned no start and since then only jobs arrived
-(no start, end, node change, hold, release or cap step) none of which fits in the free
-resources of the usable nodes, pooled. Such a dispatcher then starts nothing either, so the
-schedule is the same (``tests/daemon/test_replay_skip.py`` replays both ways).
+when no job waits; when no waiting job's cores fit in the free cores of the usable nodes,
+pooled (no start could be accepted: the cluster refuses a start on a node that is not usable
+or short of room, and these dispatchers plan only starts it accepts, and plan no wake-up);
+or when the last cycle planned no start and since then only jobs arrived (no start, end,
+node change, hold, release or cap step) none of which fits in the free resources of the
+usable nodes, pooled. Such a dispatcher then starts nothing either, and what it keeps from
+one cycle to the next is exact whatever cycles it saw (caches checked against each
+snapshot, as a real RMS's cycles see any change), so the schedule is the same
+(``tests/daemon/test_replay_skip.py`` replays both ways).
 """
 
 from __future__ import annotations
@@ -146,7 +151,7 @@ def _replay(
 
 def _starts_nothing(cluster: SimulatedCluster, idle: tuple[int, int, int] | None) -> bool:
     """True when a cycle now provably starts nothing (see the module docstring)."""
-    if not cluster.queued:
+    if not cluster.queued or cluster.nothing_fits():
         return True
     if idle is None:
         return False
