@@ -22,9 +22,11 @@ class Dispatcher(abc.ABC):
     skips_exact: bool = False
     """True when a plan that started nothing would start nothing again on the same cluster
     (same running jobs, nodes and cap, later time) with only new jobs queued that do not fit
-    in what is free: then a replay may skip such cycles (:mod:`wattsched.daemon.replay`).
-    Greedy dispatchers (FIFO, EASY, PRB) are; a search that may postpone a job that fits is
-    not."""
+    in what is free, when the dispatcher plans only starts the cluster accepts and no wake-up
+    (``Plan.wake_at``), and when what it keeps between cycles is exact whatever cycles it
+    saw: then a replay may skip such cycles, and those in which no job fits in what is free
+    (:mod:`wattsched.daemon.replay`). Greedy dispatchers (FIFO, EASY, PRB) are; a search that
+    may postpone a job that fits is not."""
 
     def __init__(self) -> None:
         self.cache = StateCache()
