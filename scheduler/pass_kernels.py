@@ -90,6 +90,36 @@ def usable_max(free: IntArray, usable: BoolArray, out: IntArray) -> None:
         seen = True
 
 
+@njit(cache=True, nogil=True)
+def efficiency_load_order(
+    free: IntArray, capacity: IntArray, efficiency: FloatArray, order: IntArray
+) -> None:
+    """Sort ``order`` (a permutation of the node indexes: PRB's node order at the last call,
+    nearly sorted, for speed) in place into PRB's node order: more efficient first, then
+    fuller (fewer free cores for their cores: ``free[:, 0] / max(capacity[:, 0], 1)``, the
+    same float division), then by index. The keys ``(-efficiency, free_frac, index)`` order
+    every node strictly, so this is ``np.lexsort((arange, free_frac, -efficiency))``
+    whatever ``order`` held (an insertion sort: a pass's commit moves only its nodes)."""
+    n = free.shape[0]
+    frac = np.empty(n, np.float64)
+    for i in range(n):
+        c = capacity[i, 0]
+        frac[i] = free[i, 0] / (c if c > 1 else 1)
+    for p in range(1, n):
+        i = order[p]
+        e = -efficiency[i]
+        f = frac[i]
+        q = p - 1
+        while q >= 0:
+            j = order[q]
+            ej = -efficiency[j]
+            if ej < e or (ej == e and (frac[j] < f or (frac[j] == f and j < i))):
+                break
+            order[q + 1] = j
+            q -= 1
+        order[q + 1] = i
+
+
 def warm() -> None:
     """Load this module's kernels now (numba's cached machine code), with the argument types
     PRB's pass passes: the queue index's arrays, the state's ``free`` and usable mask."""
@@ -98,3 +128,4 @@ def warm() -> None:
     next_candidate(ints, rows, ints, flags, 0, 1, 1, 1, 1)
     fitting_ranked(flags, rows, rows, np.zeros(2), 2, four, four, ints)
     usable_max(rows, flags, four)
+    efficiency_load_order(rows, rows, np.zeros(2), ints)

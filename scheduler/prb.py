@@ -15,7 +15,7 @@ from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import RESOURCES, Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import IntArray
-from wattsched.scheduler.pass_kernels import usable_max
+from wattsched.scheduler.pass_kernels import efficiency_load_order, usable_max
 from wattsched.scheduler.prb_pass import start_now
 from wattsched.scheduler.queueindex import QueueIndex
 
@@ -23,6 +23,24 @@ from wattsched.scheduler.queueindex import QueueIndex
 def prb_node_order(state: ClusterState) -> IntArray:
     """PRB's node order (see :meth:`ClusterState.order_efficiency_load`)."""
     return state.order_efficiency_load()
+
+
+class KeptNodeOrder:
+    """:func:`prb_node_order` by a compiled sort of the order it gave last
+    (:func:`~wattsched.scheduler.pass_kernels.efficiency_load_order`): between two calls a
+    pass commits one job, which moves only its nodes (the lexsort sorted them all again)."""
+
+    def __init__(self) -> None:
+        self._order: IntArray = np.zeros(0, dtype=np.int64)
+
+    def __call__(self, state: ClusterState) -> IntArray:
+        """PRB's node order for ``state`` (a new array: the caller may keep it)."""
+        n = len(state.free)
+        if len(self._order) != n:
+            self._order = np.arange(n, dtype=np.int64)
+        a = state.arrays
+        efficiency_load_order(state.free, a.capacity, a.efficiency, self._order)
+        return self._order.copy()
 
 
 class PRBDispatcher(Dispatcher):
@@ -40,6 +58,7 @@ class PRBDispatcher(Dispatcher):
         self.full_plan = full_plan
         self.queue = QueueIndex(prb_key)
         self._free_max: IntArray = np.zeros(len(RESOURCES), dtype=np.int64)
+        self._node_order = KeptNodeOrder()
 
     def plan(self, snap: Snapshot) -> Plan:
         state = self.cache.state(snap)
@@ -56,7 +75,7 @@ class PRBDispatcher(Dispatcher):
                 free_max = self._free_max
                 usable_max(state.free, state.arrays.usable, free_max)
                 starts = start_now(
-                    state, self.cache, self.queue, snap.time, free_max, node_order=prb_node_order
+                    state, self.cache, self.queue, snap.time, free_max, node_order=self._node_order
                 )
         plan = Plan(snap.time, tuple(starts), SolverStats(status="heuristic"))
         self._remember(snap, [], plan)
@@ -67,7 +86,13 @@ class PRBDispatcher(Dispatcher):
         # only then).
         ends = {rj.job.id: rj.end_estimate for rj in snap.running} if self.full_plan else {}
         res = list_schedule(
-            state, self.cache, jobs, snap.time, ends, node_order=prb_node_order, full=self.full_plan
+            state,
+            self.cache,
+            jobs,
+            snap.time,
+            ends,
+            node_order=self._node_order,
+            full=self.full_plan,
         )
         return res.assignments
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.node_arrays import BoolArray, FloatArray, IntArray
-from wattsched.scheduler.pass_kernels import fitting_ranked, usable_max
+from wattsched.scheduler.pass_kernels import efficiency_load_order, fitting_ranked, usable_max
 
 
 def _old_candidates(
@@ -71,6 +71,25 @@ def test_usable_max_is_the_numpy_max_over_usable_nodes(data: Any) -> None:
     assert out.tolist() == want.tolist()
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_efficiency_load_order_is_the_lexsort_from_any_last_order(data: Any) -> None:
+    n = data.draw(st.integers(0, 14))
+    capacity = np.array(
+        [[data.draw(st.sampled_from([0, 1, 3, 4, 32]))] * 4 for _ in range(n)], dtype=np.int64
+    ).reshape(n, 4)
+    free = np.array(
+        [[data.draw(st.integers(-1, int(c[0]) + 1))] * 4 for c in capacity], dtype=np.int64
+    ).reshape(n, 4)
+    # Few distinct efficiencies and loads, so ties (kept in index order) occur; -0.0 too.
+    efficiency = np.array([data.draw(st.sampled_from([0.0, -0.0, 0.5, 2.0])) for _ in range(n)])
+    order = np.array(data.draw(st.permutations(range(n))), dtype=np.int64)
+    free_frac = free[:, 0] / np.maximum(capacity[:, 0], 1)
+    want = np.lexsort((np.arange(n), free_frac, -efficiency))  # ClusterState's formula
+    efficiency_load_order(free, capacity, efficiency, order)
+    assert order.tolist() == want.tolist()
+
+
 WARM_THEN_PRB = """
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
@@ -79,7 +98,7 @@ from wattsched.scheduler import pass_kernels as pk
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 
 pk.warm()
-kernels = (pk.next_candidate, pk.fitting_ranked, pk.usable_max)
+kernels = (pk.next_candidate, pk.fitting_ranked, pk.usable_max, pk.efficiency_load_order)
 loaded = {k: list(k.signatures) for k in kernels}
 nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=8000), NodePowerModel(idle_w=20, core_w=5))
          for i in range(3)]
