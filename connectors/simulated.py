@@ -251,18 +251,18 @@ class SimulatedCluster(ReplayQueries, Connector):
 
     def next_event_time(self) -> int | None:
         """When something happens next (an arrival, a job end, a power transition, a cap step)."""
-        times = []
         events = self._events
         while events and events[0][2] == _WAKE and events[0][3]:
             _, _, _, owner = events[0]
             if self._owned.get(owner) == events[0][0]:
                 break
             heapq.heappop(events)  # a wake-up replaced or withdrawn by its owner: not an event
-        if events:
-            times.append(events[0][0])
+        t = events[0][0] if events else None
         if self._next_arrival < len(self._arrivals):
-            times.append(self._arrivals[self._next_arrival].submit)
-        return min(times) if times else None
+            a = self._arrivals[self._next_arrival].submit
+            if t is None or a < t:
+                t = a
+        return t
 
     def has_pending_work(self) -> bool:
         """True while jobs wait, run or are still to arrive."""
@@ -403,7 +403,8 @@ class SimulatedCluster(ReplayQueries, Connector):
             p = self.power_now_w
             self.energy_j += p * dt
             self.power_saved_j += (self._all_idle_w - self._static_w) * dt
-            self.cap_violation_s += seconds_above(self.cap, p, self._last_t, t)
+            if self.cap.limited:  # no draw is above an infinite cap
+                self.cap_violation_s += seconds_above(self.cap, p, self._last_t, t)
         self._last_t = t
 
     def _sample(self) -> None:
