@@ -203,6 +203,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["scenario_kinds"] = args.scenario_kinds
                     row["prior"] = "earlier" if prior is earlier else "uniform"
                     row["prior_jobs"] = len(earlier)
+                if protocol == "real" and args.research is not None:
+                    params["research"] = args.research
                 row["hybrid"] = run_one(nodes, pj, cap, "hybrid", params)
                 row.update(bound_of(nodes, pj, cap, protocol))
                 p, h, lb = row["prb"]["objective"], row["hybrid"]["objective"], row["bound"]
@@ -255,6 +257,25 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
+def research_spec(text: str) -> dict[str, Any] | None:
+    """``off``: None; ``on``: the default policy; else ``key=value,...`` (numbers, booleans
+    ``true``/``false``, words) for :class:`~wattsched.scheduler.hybrid.research.ResearchPolicy`."""
+    if text == "off":
+        return None
+    out: dict[str, Any] = {}
+    for item in filter(None, text.split(",")):
+        if item == "on":
+            continue
+        key, _, raw = item.partition("=")
+        value: Any
+        try:
+            value = float(raw)
+        except ValueError:
+            value = (raw == "true") if raw in ("true", "false") else raw
+        out[key] = value
+    return out
+
+
 def machine_info() -> dict[str, Any]:
     return {
         "nproc": os.cpu_count(),
@@ -295,6 +316,13 @@ def main() -> None:
         default="history",
         help="real protocol: the hybrid's runtime prior (see hybrid_runtime_prior)",
     )
+    ap.add_argument(
+        "--research",
+        type=research_spec,
+        default=None,
+        help="real protocol: re-search at early ends, 'on' or key=value,... of "
+        "ResearchPolicy (budget_s, total_s, when, durations, cp); 'off': none",
+    )
     ap.add_argument("--online-traces", type=int, default=2)
     ap.add_argument("--online-runs", type=int, default=3)
     ap.add_argument("--online-cap", type=float, default=1500.0)
@@ -319,6 +347,7 @@ def main() -> None:
             "n_caps": N_CAPS,
             "runtime_prior": args.runtime_prior,
             "scenario_kinds": args.scenario_kinds,
+            "research": args.research,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }

@@ -60,7 +60,8 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
     the figures. ``improved_over_prb`` counts searches whose best schedule was not PRB's.
     ``bound`` is the valid lower bound of the last search (:mod:`.bound`), ``first_gap`` the
     first search's best objective over its bound. ``robust``: how many searches' plans were
-    kept or replaced by PRB's by the robust choice (:mod:`.robust`).
+    kept or replaced by PRB's by the robust choice (:mod:`.robust`, or the re-search's,
+    :mod:`.research`); ``researched``: re-searches at early ends.
     """
     searched = [s for s in stats if s.status not in NOT_SEARCHED]
     secs = [s.seconds for s in searched]
@@ -72,6 +73,7 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         "searches": len(searched),
         "reused": sum(1 for s in stats if s.status == "reused"),
         "retimed": sum(1 for s in stats if s.status == "retimed"),
+        "researched": sum(1 for s in stats if s.status == "researched"),
         "prb_fallback": sum(1 for s in stats if s.status == "prb_fallback"),
         "status": dict(Counter(s.status for s in searched)),
         "seconds_total": round(sum(secs), 4),

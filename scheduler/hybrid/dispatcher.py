@@ -1,16 +1,15 @@
 """``HybridDispatcher``: the hybrid CP + PRB-mapper dispatcher behind the control cycle.
 
 Registered as ``hybrid`` (with conflict-set feedback) and ``hybrid-nofb`` (one CP pass).
-
 Two modes. ``online`` (the daemon's, the default): each cycle plans within ``cycle_budget_s``
 wall seconds, the whole search included; a solve that times out is not retried. ``offline``
 (instance experiments, ``wattsched simulate --offline``): each solve starts at
-``time_limit_s`` (default: the timeout policy's 5 s) and is retried with a doubled limit, up to
-60 s, when it found nothing; ``budget_s`` optionally bounds one search, and
-``total_budget_s`` (default 20 s) the whole replay: each re-plan gets what is left, and once
-it is spent the remaining jobs start by the PRB rule. An offline plan is reused while it holds,
-so a replay with runtime = walltime (the paper's protocol) plans once; after early ends it is
-re-timed by list scheduling (:mod:`.retime`), not searched again. Each plan publishes its
+``time_limit_s`` (default: the timeout policy's 5 s), retried with a doubled limit up to 60 s
+when it found nothing; ``budget_s`` optionally bounds one search, ``total_budget_s`` (default
+20 s) the whole replay: each re-plan gets what is left, then jobs start by the PRB rule. An
+offline plan is reused while it holds, so a replay with runtime = walltime (the paper's
+protocol) plans once; after early ends it is searched again briefly (``research``,
+:mod:`.research`) or re-timed by list scheduling (:mod:`.retime`). Each plan publishes its
 next planned start (``Plan.wake_at``) so that the cycle runs then.
 
 In both modes the last full schedule is kept: while the cluster evolves as planned, the next
@@ -25,13 +24,20 @@ import logging
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
-from wattsched.scheduler.hybrid.mapping import map_schedule
-from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, prb_rule_plan, retime
+from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
+from wattsched.scheduler.hybrid.retime import (
+    ended_early,
+    prb_if_better,
+    prb_rule_plan,
+    refit,
+    retime,
+)
 from wattsched.scheduler.hybrid.robust import KINDS, robust_choice
 from wattsched.scheduler.hybrid.search import (
     ReplanReport,
@@ -42,7 +48,7 @@ from wattsched.scheduler.hybrid.search import (
 )
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import placement_of
-from wattsched.scheduler.model import Assignment, Plan, RunningJob, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
 from wattsched.scheduler.prb import prb_node_order
 
 log = logging.getLogger(__name__)
@@ -77,7 +83,9 @@ class HybridDispatcher(Dispatcher):
     ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
     with them and those of the jobs ended so far a search's plan must beat PRB in
     ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
-    PRB's rule starts the jobs, as after the first early end; None: judged on walltimes).
+    PRB's rule starts the jobs, as after the first early end; None: judged on walltimes);
+    ``research`` (offline: a :class:`.research.ResearchPolicy` or its fields, the re-search
+    at early ends; None: none, PRB's rule or re-timing as above).
     """
 
     name = "hybrid"
@@ -105,6 +113,7 @@ class HybridDispatcher(Dispatcher):
         runtime_ratios: Sequence[float] | None = None,
         scenarios: int = 2,
         scenario_kinds: Sequence[str] = KINDS,
+        research: ResearchPolicy | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if mode not in MODES:
@@ -163,6 +172,8 @@ class HybridDispatcher(Dispatcher):
         self._running: dict[str, tuple[int, tuple[str, ...]]] = {}
         self._watch: dict[str, tuple[int, int]] = {}
         self._ratios: list[float] = []
+        policy = ResearchPolicy(**research) if isinstance(research, Mapping) else research
+        self.research = Researcher(policy, self.params) if policy and mode == "offline" else None
 
     # -- plan reuse ------------------------------------------------------------------------
 
@@ -213,32 +224,12 @@ class HybridDispatcher(Dispatcher):
         self._running = {rj.job.id: (rj.start, tuple(rj.nodes)) for rj in snap.running}
 
     def _refit(self, snap: Snapshot, now: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
-        """Store the plan as carried out: the starts of this cycle (the plan's and the fill's)
-        and the plan's later starts mapped again around them (release at their planned
-        start, in planned order). Returns the stored later starts; none when the plan's
-        jobs no longer all fit (then the next cycle plans again)."""
+        """Store the plan as carried out (:func:`.retime.refit`); its later starts."""
         if not self._schedule:
             return ()
-        jobs = {j.id: j for j in snap.queued}
-        started = {a.job_id: a for a in now}
-        extra = [
-            RunningJob(jobs[jid], snap.time, a.nodes, snap.time + jobs[jid].walltime)
-            for jid, a in started.items()
-        ]
-        rest = sorted(
-            (j for j in snap.queued if j.id not in started and j.id in self._schedule),
-            key=lambda j: (self._schedule[j.id].start, j.id),
-        )
-        after = Snapshot(snap.time, snap.nodes, (*snap.running, *extra),
-                         tuple(rest), snap.cap)  # fmt: skip
-        release = {j.id: max(self._schedule[j.id].start, snap.time) for j in rest}
-        mapped = map_schedule(after, self.cache, rest, release=release, source="refit",
-                              wake_on_release=True)  # fmt: skip
-        if not mapped.complete or len(rest) + len(started) != len(jobs):
-            self._schedule = {}
-            return ()
-        self._schedule = {**started, **{a.job_id: a for a in mapped.assignments}}
-        return mapped.assignments
+        stored, later = refit(snap, self.cache, self._schedule, now)
+        self._schedule = stored
+        return later
 
     # -- the dispatcher interface -------------------------------------------------------------
 
@@ -260,10 +251,7 @@ class HybridDispatcher(Dispatcher):
             if self.mode == "offline" and ended_early(
                 snap, self._schedule, self._walltime, self._running_ends
             ):
-                if self.prior is not None:  # as robust.follow_then_prb: PRB from now on
-                    self._prb_jobs = frozenset(j.id for j in snap.queued)
-                    return prb_rule_plan(snap, self.cache, "prb_rule")
-                return self._retimed(snap)
+                return self._after_early_end(snap)
             fallback = self._prb_if_better(snap)
             if fallback is not None:
                 return fallback
@@ -285,7 +273,7 @@ class HybridDispatcher(Dispatcher):
                                          (*self.prior, *self._ratios), self.scenarios,
                                          self.seed + self.replans, budget_s=ROBUST_S,
                                          kinds=self.kinds)  # fmt: skip
-            if robust.get("robust") == "prb":
+            if robust.get("robust") == "prb" and self.research is None:
                 self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
@@ -333,14 +321,22 @@ class HybridDispatcher(Dispatcher):
                 self._ratios.append(min(1.0, (snap.time - start) / max(wall, 1)))
         self._watch = {jid: (rj.start, rj.job.walltime) for jid, rj in now.items()}
 
-    def _retimed(self, snap: Snapshot) -> Plan:
-        """Jobs ended early: the plan's order (or PRB's) list scheduled again (:mod:`.retime`)."""
-        ratio = statistics.median(self._ratios) if self._ratios else 1.0
-        best = retime(snap, self.cache, self._schedule, ratio)
+    def _after_early_end(self, snap: Snapshot) -> Plan:
+        """Jobs ended early: a re-search (:mod:`.research`); else with runtime ratios PRB's
+        rule from now on (:func:`.robust.follow_then_prb`), else re-timed (:mod:`.retime`)."""
+        if self.research is not None:
+            best, stats = self.research.replan(snap, self.cache, self._schedule, self._ratios,
+                                               self.prior or ())  # fmt: skip
+        elif self.prior is not None:
+            self._prb_jobs = frozenset(j.id for j in snap.queued)
+            return prb_rule_plan(snap, self.cache, "prb_rule")
+        else:
+            ratio = statistics.median(self._ratios) if self._ratios else 1.0
+            best = retime(snap, self.cache, self._schedule, ratio)
+            stats = SolverStats(status="retimed", objective=best.objective,
+                                extra={"best_source": best.source})  # fmt: skip
         self._remember(snap, best.assignments)
         selected = self._checked(snap, self._select(snap, best.assignments))
-        stats = SolverStats(status="retimed", objective=best.objective,
-                            extra={"best_source": best.source})  # fmt: skip
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _wake(self, snap: Snapshot) -> int | None:

@@ -16,7 +16,7 @@ from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Plan, RunningJob, Snapshot, SolverStats
 from wattsched.scheduler.prb import prb_node_order
 
 
@@ -100,3 +100,32 @@ def prb_rule_plan(snap: Snapshot, cache: StateCache, status: str) -> Plan:
         node_order=prb_node_order, full=False,
     )  # fmt: skip
     return Plan(snap.time, tuple(res.assignments), SolverStats(status=status))
+
+
+def refit(
+    snap: Snapshot,
+    cache: StateCache,
+    schedule: Mapping[str, Assignment],
+    now: tuple[Assignment, ...],
+) -> tuple[dict[str, Assignment], tuple[Assignment, ...]]:
+    """A stored plan as carried out: the starts of this cycle ``now`` (the plan's and the
+    fill's) and the plan's later starts mapped again around them (release at their planned
+    start, in planned order). Returns the plan to store and its later starts; an empty plan
+    and none when the plan's jobs no longer all fit (then the next cycle plans again)."""
+    jobs = {j.id: j for j in snap.queued}
+    started = {a.job_id: a for a in now}
+    extra = [
+        RunningJob(jobs[jid], snap.time, a.nodes, snap.time + jobs[jid].walltime)
+        for jid, a in started.items()
+    ]
+    rest = sorted(
+        (j for j in snap.queued if j.id not in started and j.id in schedule),
+        key=lambda j: (schedule[j.id].start, j.id),
+    )
+    after = Snapshot(snap.time, snap.nodes, (*snap.running, *extra), tuple(rest), snap.cap)
+    release = {j.id: max(schedule[j.id].start, snap.time) for j in rest}
+    mapped = map_schedule(after, cache, rest, release=release, source="refit",
+                          wake_on_release=True)  # fmt: skip
+    if not mapped.complete or len(rest) + len(started) != len(jobs):
+        return {}, ()
+    return {**started, **{a.job_id: a for a in mapped.assignments}}, mapped.assignments

@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 
-def _wspt_orders(jobs: Sequence[Job], max_ewt: int) -> list[tuple[str, list[Job]]]:
+def wspt_orders(jobs: Sequence[Job], max_ewt: int) -> list[tuple[str, list[Job]]]:
     def w(j: Job) -> float:
         return max_ewt / j.ewt
 
@@ -93,8 +93,13 @@ def hybrid_search(
     params: SearchParams,
     *,
     timer: Timer = time.perf_counter,
+    seeds: Sequence[tuple[str, Sequence[Job]]] = (),
 ) -> SearchOutcome:
-    """Plan every queued job of ``snap``; never raises on a solver outcome (see module doc)."""
+    """Plan every queued job of ``snap``; never raises on a solver outcome (see module doc).
+
+    ``seeds``: named priority orders (e.g. a stale plan's, :mod:`.research`) list scheduled
+    as candidates right after PRB, before the orderings: the result is never worse than any.
+    """
     t_start = timer()
     deadline = math.inf if params.budget_s is None else t_start + params.budget_s
     order = prb_order(snap.queued)
@@ -112,8 +117,10 @@ def hybrid_search(
         if cand.objective < best.objective - 1e-9:
             best = cand
 
+    for name, seeded in seeds:
+        consider(map_schedule(snap, cache, seeded, release=None, source=name))
     if params.orderings and order:
-        for name, alt in _wspt_orders(order, max_ewt):
+        for name, alt in wspt_orders(order, max_ewt):
             if timer() >= deadline:
                 break
             consider(map_schedule(snap, cache, alt, release=None, source=name))
@@ -134,8 +141,17 @@ def hybrid_search(
     iterations = 0
     solver_s = 0.0
     doable = [j for j in order if j.id in {a.job_id for a in best.assignments}]
-    if not order or best.objective <= 0 or not best.complete or timer() >= deadline:
+    if (
+        not params.cp
+        or not order
+        or best.objective <= 0
+        or not best.complete
+        or timer() >= deadline
+    ):
         extra["skipped"] = "nothing to improve" if best.complete else "incomplete baseline"
+        if not params.cp:
+            extra["skipped"] = "no cp"
+        extra["best_source"] = best.source
         return _finish(
             best,
             prb,

@@ -71,6 +71,9 @@ class SearchParams:
     fixed_order: bool = False
     """Make CP-SAT branch on the starts in PRB order, earliest value first (the old search;
     it hands back its hint: issue 16, finding 3). Off: CP-SAT's own portfolio."""
+    cp: bool = True
+    """Run the CP stage (whole-model solves and LNS) after the local search; False: the
+    orderings and the local search only (the cheap re-search at early ends, :mod:`.research`)."""
     lower_bound: str = "fluid"
     """Valid lower bound in the stats (:mod:`.bound`): ``none``, ``fluid`` (milliseconds) or
     ``lp`` (also the time-indexed LP with HiGHS, up to ``bound_time_s``; offline)."""
