@@ -56,7 +56,7 @@ class EASYDispatcher(Dispatcher):
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
         self._last_queue: tuple[tuple[Job, ...], list[Job], list[str]] | None = None
-        self._last_head: tuple[list[str], IntArray, IntArray, tuple[str, ...]] | None = None
+        self._last_head: tuple[list[str], tuple[bytes, bytes], tuple[str, ...]] | None = None
         """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
 
     def plan(self, snap: Snapshot) -> Plan:
@@ -188,15 +188,11 @@ class EASYDispatcher(Dispatcher):
             return state.names_for(idx, cnt)
         last = self._last_head
         names = state.arrays.names
-        if (
-            last is not None
-            and last[0] is names
-            and np.array_equal(last[1], idx)
-            and np.array_equal(last[2], cnt)
-        ):
-            return last[3]
+        key = (idx.tobytes(), cnt.tobytes())  # int64 both: equal bytes, equal placements
+        if last is not None and last[0] is names and last[1] == key:
+            return last[2]
         out = state.names_for(idx, cnt)
-        self._last_head = (names, idx, cnt, out)
+        self._last_head = (names, key, out)
         return out
 
     @staticmethod
