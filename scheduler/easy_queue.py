@@ -107,7 +107,10 @@ class EasyQueue:
         # ``ids`` is a new list whenever it changes (EASY's memo keeps the last one); ``jobs``
         # and the table are the caller's for one cycle only.
         rows = self.table
-        pos = [self.ids.index(j.id) for j in left if not j.held]
+        try:
+            pos = [self.ids.index(j.id) for j in left if not j.held]
+        except ValueError:  # not the queue kept (ids listed twice): make it afresh
+            return False
         new = [j for j in appended if not j.held]
         if not pos and not new:
             return True
