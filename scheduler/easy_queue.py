@@ -27,6 +27,9 @@ from wattsched.scheduler.tuple_diff import left_and_appended
 _SMALL = 48
 """Queues up to this long are ordered afresh (a sort of a few jobs costs less than the
 difference's numpy calls)."""
+_SHORT = 48
+"""Scans of up to this many jobs run in Python over the rows when the table is not made (it
+costs more than they do)."""
 _NO_STEPS: IntArray = np.zeros(0, dtype=np.int64)
 _MAX_FAILED = 1 << 22
 """The largest table of failed kinds a scan allocates (kinds x sides x cap windows); past it
@@ -42,9 +45,9 @@ class EasyQueue:
     def __init__(self) -> None:
         self.jobs: list[Job] = []
         self.ids: list[str] = []
-        self.table: IntArray = np.zeros((0, 6), dtype=np.int64)
+        self.rows: list[list[int]] = []
         """Per job in order: total need (4 columns, RESOURCES order), walltime, kind id."""
-        self.tot: IntArray = self.table[:, :4]
+        self._table: IntArray | None = None
         self._kinds: dict[tuple[object, ...], int] = {}
         self._row_of: dict[str, tuple[Job, list[int]]] = {}
         """Each job's row, by id (with the job object it was made from)."""
@@ -93,13 +96,17 @@ class EasyQueue:
         self.rebuilds += 1
         self.jobs = submit_order(queued)
         self.ids = [j.id for j in self.jobs]
-        self._set(self._rows(self.jobs))
+        self.rows = self._rows(self.jobs)
+        self._table = None  # made from the rows when a long scan needs it
         if len(self._row_of) > 2 * len(queued) + 64:  # forget the jobs gone
             self._row_of = {j.id: self._row_of[j.id] for j in self.jobs}
 
-    def _set(self, rows: IntArray) -> None:
-        self.table = rows
-        self.tot = rows[:, :4]
+    @property
+    def table(self) -> IntArray:
+        """:attr:`rows` as an array (n x 6)."""
+        if self._table is None:
+            self._table = np.array(self.rows, dtype=np.int64).reshape(len(self.rows), 6)
+        return self._table
 
     def _apply(self, left: list[Job], appended: Sequence[Job]) -> bool:
         """Drop the jobs that left, append the new ones; False when the new ones do not all
@@ -116,11 +123,13 @@ class EasyQueue:
             return True
         ids = self.ids.copy()
         jobs = self.jobs
+        lists = self.rows
         if pos:
             pos.sort()
             for p in reversed(pos):
                 del jobs[p]
                 del ids[p]
+                del lists[p]
             keep = np.ones(len(rows), dtype=np.bool_)
             keep[pos] = False
             rows = rows[keep]
@@ -130,12 +139,14 @@ class EasyQueue:
             new = submit_order(new)
             jobs.extend(new)
             ids.extend(j.id for j in new)
-            rows = np.concatenate((rows, self._rows(new)))
+            more = self._rows(new)
+            lists.extend(more)
+            rows = np.concatenate((rows, np.array(more, dtype=np.int64).reshape(len(more), 6)))
         self.ids = ids
-        self._set(rows)
+        self._table = rows
         return True
 
-    def _rows(self, jobs: list[Job]) -> IntArray:
+    def _rows(self, jobs: list[Job]) -> list[list[int]]:
         """Per job: its total need (4 columns), walltime and kind id."""
         cache = self._row_of
         kinds = self._kinds
@@ -151,12 +162,20 @@ class EasyQueue:
                 ]
                 c = cache[j.id] = (j, row)
             out.append(c[1])
-        return np.array(out, dtype=np.int64).reshape(len(jobs), 6)
+        return out
 
     def first_fitting(self, lo: int, free: list[int]) -> int:
         """The first position from ``lo`` whose total fits in ``free`` pooled (``len`` when
         none)."""
-        return int(first_pooled(lo, self.tot, np.array(free, dtype=np.int64)))
+        rows = self.rows
+        if len(rows) - lo <= _SHORT and self._table is None:  # a few jobs, no table made
+            f0, f1, f2, f3 = free
+            for p in range(lo, len(rows)):
+                r = rows[p]
+                if r[0] <= f0 and r[1] <= f1 and r[2] <= f2 and r[3] <= f3:
+                    return p
+            return len(rows)
+        return int(first_pooled(lo, self.table[:, :4], np.array(free, dtype=np.int64)))
 
 
 class BackfillScan:
@@ -174,6 +193,7 @@ class BackfillScan:
             times = [t for t, _ in cap.steps]
             after = times[bisect.bisect_right(times, now) :]
         self.after = np.array(after, dtype=np.int64) if after else _NO_STEPS
+        self.after_l = after
         size = 2 * max(queue.kinds, 1) * (len(after) + 1)
         self.marks = size <= _MAX_FAILED
         self.failed = queue.failed_table(size if self.marks else 2)
@@ -183,13 +203,17 @@ class BackfillScan:
         p[5] = -1 if shadow is None else shadow
         p[6] = shadow is not None
         p[7] = self.marks
+        self.figures = (now, int(p[5]), shadow is not None, self.marks)
 
     def next(self, lo: int, free: list[int]) -> tuple[int, int]:
         """``(position, key)`` of the next job from ``lo`` worth trying (position ``len`` when
         none); ``free`` is the pooled free now."""
+        q = self.queue
+        if len(q.rows) - lo <= _SHORT and q._table is None:  # a few jobs, no table made
+            return next_try_py(lo, q.rows, free, self.figures, self.failed, self.after_l)
         p = self.params
         p[0], p[1], p[2], p[3] = free
-        pos, key = next_try(lo, self.queue.table, p, self.failed, self.after)
+        pos, key = next_try(lo, q.table, p, self.failed, self.after)
         return int(pos), int(key)
 
     def failed_as(self, key: int) -> None:
@@ -209,3 +233,32 @@ class BackfillScan:
         """The scan is over: its table is clean for the next one."""
         self.started()
         self.queue.clean()
+
+
+def next_try_py(
+    lo: int,
+    rows: list[list[int]],
+    free: list[int],
+    figures: tuple[int, int, bool, bool],
+    failed: BoolArray,
+    after: list[int],
+) -> tuple[int, int]:
+    """:func:`~wattsched.scheduler.fit_kernels.next_try` in Python over the rows as lists
+    (``figures``: now, shadow, whether there is a reservation, whether keys are marked;
+    the pooled free given as ``free``): for a few rows, cheaper than making the table and
+    calling the kernel."""
+    f0, f1, f2, f3 = free
+    now, shadow, has_res, marks = figures
+    stride = len(after) + 1
+    for p in range(lo, len(rows)):
+        r = rows[p]
+        if r[0] > f0 or r[1] > f1 or r[2] > f2 or r[3] > f3:
+            continue
+        if not marks:
+            return p, 0
+        end = now + r[4]
+        short = 1 if (not has_res or end <= shadow) else 0
+        key = (r[5] * 2 + short) * stride + (bisect.bisect_left(after, end) if after else 0)
+        if not failed[key]:
+            return p, key
+    return len(rows), 0

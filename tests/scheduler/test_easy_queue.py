@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.dispatcher import submit_order
-from wattsched.scheduler.easy_queue import EasyQueue
+from wattsched.scheduler.easy_queue import EasyQueue, next_try_py
 from wattsched.scheduler.fit_kernels import first_pooled, next_try
 from wattsched.scheduler.model import Job, Placement, Resources
 
@@ -142,6 +142,8 @@ def test_next_try_skips_as_the_python_loop(data: st.DataObject) -> None:
     lo = 0
     while True:  # fail every job the scan offers, one after another
         p, key = next_try(lo, arr, params.astype(np.int64), failed, after)
+        figures = (now, -1 if shadow is None else shadow, shadow is not None, True)
+        assert next_try_py(lo, table, free, figures, failed, after.tolist()) == (p, key)
         want = _scan_py(lo, table, free, failed_py, now, shadow, caps)
         # The compiled key is finer (cap steps counted, not the lowest cap): it may offer a job
         # the loop skipped, never skip one the loop offered; without cap steps ahead, the same.
@@ -158,9 +160,13 @@ def test_next_try_skips_as_the_python_loop(data: st.DataObject) -> None:
         failed[key] = True
         failed_py.add((row[5], short, min([caps[i - 1][1], *(w for _, w in caps[i:j])])))
         lo = p + 1
-    assert first_pooled(0, arr[:, :4], np.array(free, dtype=np.int64)) == next(
-        (p for p in range(n) if all(table[p][r] <= free[r] for r in range(4))), n
-    )
+    first = next((p for p in range(n) if all(table[p][r] <= free[r] for r in range(4))), n)
+    assert first_pooled(0, arr[:, :4], np.array(free, dtype=np.int64)) == first
+    q = EasyQueue()
+    q.rows = table  # both ways of EasyQueue.first_fitting: over the rows, then the table
+    assert q.first_fitting(0, free) == first
+    assert q.table.tolist() == table
+    assert q.first_fitting(0, free) == first
 
 
 WARM_THEN_REPLAY = """
