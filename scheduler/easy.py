@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from wattsched.scheduler.dispatcher import Dispatcher, register, submit_order
+from wattsched.scheduler.dispatcher import Dispatcher, register
+from wattsched.scheduler.easy_queue import BackfillScan, EasyQueue
 from wattsched.scheduler.easy_reserve import ends_of, pooled_fit, times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
@@ -55,8 +56,8 @@ class EASYDispatcher(Dispatcher):
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
-        self._last_queue: tuple[tuple[Job, ...], list[Job], list[str]] | None = None
-        self._last_head: tuple[list[str], IntArray, IntArray, tuple[str, ...]] | None = None
+        self._queue = EasyQueue()
+        self._last_head: tuple[list[str], tuple[bytes, bytes], tuple[str, ...]] | None = None
         """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
 
     def plan(self, snap: Snapshot) -> Plan:
@@ -80,9 +81,8 @@ class EASYDispatcher(Dispatcher):
             # Only arrivals since a plan that started nothing: same head, same reservation;
             # only the new jobs may backfill.
             head_id, res = memo.extra
-            fast = self._backfill(
-                state, self._candidates(state, queue[seen:]), now, order, _copy(res)
-            )
+            first = self._queue.first_fitting(seen, state.free_total_l)
+            fast = self._backfill(state, queue[first:], now, order, _copy(res))
             if res is not None:
                 fast.append(Assignment(head_id, res.shadow, res.nodes))
             plan = Plan(now, tuple(fast), SolverStats(status="heuristic"))
@@ -108,8 +108,8 @@ class EASYDispatcher(Dispatcher):
             self._remember(snap, ids, plan)
             return plan
         head = queue[i]
-        rest = queue[i + 1 :]
-        candidates = self._candidates(state, rest)
+        first = self._queue.first_fitting(i + 1, state.free_total_l)
+        candidates = first < len(queue)
         res = (
             self._reserve(state, head, now, ends_of(snap, now, started), started)
             if candidates or self.full_plan
@@ -117,7 +117,7 @@ class EASYDispatcher(Dispatcher):
         )
         memo_extra = (head.id, _copy(res)) if candidates or self.full_plan else None
         if candidates:
-            out.extend(self._backfill(state, candidates, now, order, res))
+            out.extend(self._backfill(state, queue[first:], now, order, res))
         if res is not None:
             out.append(Assignment(head.id, res.shadow, res.nodes))
         plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
@@ -125,15 +125,10 @@ class EASYDispatcher(Dispatcher):
         return plan
 
     def _queue_of(self, queued: tuple[Job, ...]) -> tuple[list[Job], list[str]]:
-        """The eligible jobs in submit order and their ids (read-only), kept while the
-        snapshot's queue is the very same tuple (its jobs are frozen: same order)."""
-        last = self._last_queue
-        if last is not None and last[0] is queued:
-            return last[1], last[2]
-        queue = submit_order(queued)
-        ids = [j.id for j in queue]
-        self._last_queue = (queued, queue, ids)
-        return queue, ids
+        """The eligible jobs in submit order and their ids (read-only), brought from the last
+        snapshot's queue by the jobs that left and came (:class:`EasyQueue`)."""
+        self._queue.sync(queued)
+        return self._queue.jobs, self._queue.ids
 
     def _reserve(
         self,
@@ -188,15 +183,11 @@ class EASYDispatcher(Dispatcher):
             return state.names_for(idx, cnt)
         last = self._last_head
         names = state.arrays.names
-        if (
-            last is not None
-            and last[0] is names
-            and np.array_equal(last[1], idx)
-            and np.array_equal(last[2], cnt)
-        ):
-            return last[3]
+        key = (idx.tobytes(), cnt.tobytes())  # int64 both: equal bytes, equal placements
+        if last is not None and last[0] is names and last[1] == key:
+            return last[2]
         out = state.names_for(idx, cnt)
-        self._last_head = (names, idx, cnt, out)
+        self._last_head = (names, key, out)
         return out
 
     @staticmethod
@@ -210,19 +201,6 @@ class EASYDispatcher(Dispatcher):
                 out.add(t)
         return out
 
-    def _candidates(self, state: ClusterState, jobs: list[Job]) -> list[Job]:
-        """The jobs whose total need fits in what is free now, pooled (the rest cannot start)."""
-        f0, f1, f2, f3 = state.free_total_l
-        vec = self.cache.vec
-        vecs = self.cache.vecs
-        out = []
-        for j in jobs:
-            v = vecs.get(j.id)
-            t = (v if v is not None else vec(j)).total_l
-            if t[0] <= f0 and t[1] <= f1 and t[2] <= f2 and t[3] <= f3:
-                out.append(j)
-        return out
-
     def _backfill(
         self,
         state: ClusterState,
@@ -231,45 +209,43 @@ class EASYDispatcher(Dispatcher):
         order: IntArray,
         res: _Reservation | None,
     ) -> list[Assignment]:
-        """Start now, in order, the jobs of ``rest`` that fit and do not delay the head.
+        """Start now, in order, the jobs of ``rest`` (a tail of this cycle's queue, from its
+        first job that fits pooled) that fit and do not delay the head.
 
         Between two starts the state and the reservation do not change, so a job fails as
         the last job of the same kind failed (same shape and power, rule, side of the shadow
-        time and cap over its walltime): it is skipped without being tried again."""
+        time and cap over its walltime): it is skipped without being tried again. The jobs that
+        do not fit pooled or are of a kind that failed are passed over by a compiled scan
+        (:class:`BackfillScan`)."""
         out: list[Assignment] = []
         room = _Room()
-        failed: set[tuple[object, ...]] = set()
+        queue = self._queue
+        jobs = queue.jobs
+        n = len(jobs)
+        first = n - len(rest)
+        if first >= n:
+            return out
+        scan = BackfillScan(queue, state.cap, now, None if res is None else res.shadow)
         vecs = self.cache.vecs
         vec = self.cache.vec
-        limited = state.cap.limited
         f = state.free_total_l  # updated in place by each start
-        for job in rest:
+        p, key = scan.next(first, f)
+        while p < n:
+            job = jobs[p]
             jv = vecs.get(job.id) or vec(job)
-            t = jv.total_l
-            if t[0] > f[0] or t[1] > f[1] or t[2] > f[2] or t[3] > f[3]:
-                continue  # state.quick_reject, inline
             short = res is None or now + job.walltime <= res.shadow
-            key = (
-                jv.shape,
-                jv.unit_power_w,
-                jv.placement,
-                jv.exclusive,
-                short,
-                state.cap_limit(now, job.walltime) if limited else None,
-            )
-            if key in failed:
-                continue
             if short:
                 placed = state.place(jv, order, now)
             else:
                 assert res is not None
                 placed = _place_in_spare(state, jv, now, order, res, room)
             if placed is None:
-                failed.add(key)
+                scan.failed_as(key)
+                p, key = scan.next(p + 1, f)
                 continue
             idx, cnt = placed
             state.commit(jv, idx, cnt)
-            failed.clear()
+            scan.started()
             room.both = None
             names = state.names_for(idx, cnt)
             self.cache.planned(job.id, names, idx, cnt)
@@ -280,6 +256,8 @@ class EASYDispatcher(Dispatcher):
                 res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
                     state.arrays.first_core_w[idx].sum()
                 )
+            p, key = scan.next(p + 1, f)
+        scan.done()
         return out
 
 

@@ -153,6 +153,48 @@ def units_in(free: IntArray, req: IntArray, nz: IntArray) -> IntArray:
     return out
 
 
+@njit(cache=True, nogil=True)
+def first_pooled(lo: int, tot: IntArray, free: IntArray) -> int:
+    """The first row from ``lo`` of ``tot`` (n x 4) that fits in ``free`` (``n`` when none)."""
+    for p in range(lo, tot.shape[0]):
+        if (
+            tot[p, 0] <= free[0]
+            and tot[p, 1] <= free[1]
+            and tot[p, 2] <= free[2]
+            and tot[p, 3] <= free[3]
+        ):
+            return p
+    return tot.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def next_try(
+    lo: int, table: IntArray, params: IntArray, failed: BoolArray, after: IntArray
+) -> tuple[int, int]:
+    """EASY's backfill scan over the queue's ``table`` (per job: total need in 4 columns,
+    walltime, kind id): the first row ``p`` from ``lo`` whose total fits in the pooled free
+    ``params[0:4]`` and whose key is not ``failed`` (when ``params[7]``, else any key), and
+    its key: the kind, the side of the shadow time (short: ``now + walltime <= shadow``, or no
+    reservation) and how many cap steps ``after`` (sorted, after ``now``) fall before
+    ``now + walltime``. ``params[4:7]``: now, shadow, 1 when there is a reservation.
+    ``(n, 0)`` when none."""
+    stride = after.shape[0] + 1
+    f0, f1, f2, f3 = params[0], params[1], params[2], params[3]
+    now, shadow, has_res, marks = params[4], params[5], params[6] != 0, params[7] != 0
+    for p in range(lo, table.shape[0]):
+        if table[p, 0] > f0 or table[p, 1] > f1 or table[p, 2] > f2 or table[p, 3] > f3:
+            continue
+        if not marks:
+            return p, 0
+        end = now + table[p, 4]
+        short = 1 if (not has_res or end <= shadow) else 0
+        c = np.searchsorted(after, end) if stride > 1 else 0
+        key = (table[p, 5] * 2 + short) * stride + c
+        if not failed[key]:
+            return p, key
+    return table.shape[0], 0
+
+
 def warm() -> None:
     """Load the scheduler's kernels now (these and PRB's pass kernels): numba's one-time
     set-up (about 0.5 s per process) and the cached machine code, paid at start-up rather than
@@ -178,6 +220,10 @@ def warm() -> None:
     room_both(spare, spare, usable)
     col_sums(spare)
     units_in(spare, req, nz)
+    table = np.zeros((2, 6), np.int64)  # EASY's queue (easy_queue)
+    first_pooled(0, table[:, :4], np.zeros(4, np.int64))
+    first_pooled(0, table[:1, :4], np.zeros(4, np.int64))  # contiguous when one row
+    next_try(0, table, np.zeros(8, np.int64), np.zeros(2, np.bool_), zeros[:0].copy())
     from wattsched.scheduler import pass_kernels  # PRB's pass
 
     pass_kernels.warm()

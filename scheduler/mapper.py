@@ -14,13 +14,12 @@ plus the power of each busy unit (the job's own estimate, or the node model's pe
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 from wattsched.scheduler.fit_kernels import RULE_FREE, RULE_PACK, RULE_SCATTER, book, first_fit
-from wattsched.scheduler.model import Job, Node, Placement, PowerCap, RunningJob, Snapshot
+from wattsched.scheduler.model import Job, Node, Placement, PowerCap, Snapshot
 from wattsched.scheduler.node_arrays import (
     EPS_W,
     FloatArray,
@@ -28,6 +27,8 @@ from wattsched.scheduler.node_arrays import (
     JobVec,
     NodeArrays,
 )
+from wattsched.scheduler.running_book import RunningBook
+from wattsched.scheduler.running_book import placement_of as placement_of
 
 _NO_LIMIT: IntArray = np.zeros(0, dtype=np.int64)
 _RULE = {Placement.FREE: RULE_FREE, Placement.SCATTER: RULE_SCATTER, Placement.PACK: RULE_PACK}
@@ -213,21 +214,38 @@ class ClusterState:
         return delta
 
     def release_many(self, items: Sequence[tuple[JobVec, IntArray, IntArray]]) -> None:
-        """:meth:`release` of several jobs at once (one pass over the arrays)."""
+        """:meth:`release` of several jobs at once (one pass over the arrays; the pooled totals
+        added once; the power summed in the items' order, as ``sum`` of :meth:`units_watts`)."""
         if len(items) == 1:
             self.release(*items[0])
             return
         if not items:
             return
-        watts = sum(self.units_watts(jv, i, c) for jv, i, c in items)
         first_core = self.arrays.has_first_core
         was_busy = self.busy_units > 0 if first_core else None
+        watts: float = 0
+        t0 = t1 = t2 = t3 = 0
+        free, busy = self.free, self.busy_units
         for jv, i, c in items:
-            book(self.free, self.busy_units, i, c, jv.req, jv.nz, +1)
-            self._add_total(jv.total_l, +1)
+            w = jv.flat_w
+            if w is None:
+                watts += self.units_watts(jv, i, c)
+            else:
+                watts += w * jv.units if len(c) else 0.0
+            book(free, busy, i, c, jv.req, jv.nz, +1)
+            t = jv.total_l
+            t0 += t[0]
+            t1 += t[1]
+            t2 += t[2]
+            t3 += t[3]
             if jv.exclusive:
                 self.held_whole[i] -= 1
                 self.exclusive_jobs -= 1
+        f = self.free_total_l
+        f[0] += t0
+        f[1] += t1
+        f[2] += t2
+        f[3] += t3
         if was_busy is not None:
             idle_now = was_busy & (self.busy_units == 0)
             self.power_w -= watts + float(self.arrays.first_core_w[idle_now].sum())
@@ -255,37 +273,23 @@ class ClusterState:
         return self.arrays.listed_order
 
 
-def _where(rj: RunningJob) -> tuple[int, tuple[str, ...]]:
-    return rj.start, rj.nodes
-
-
-def placement_of(arrays: NodeArrays, nodes: Sequence[str]) -> tuple[IntArray, IntArray]:
-    """Node indexes and unit counts of an assignment given as one node name per unit."""
-    counts = Counter(nodes)  # in the order the nodes are named first, as a loop would
-    index = arrays.index
-    idx = np.fromiter((index[name] for name in counts), dtype=np.int64, count=len(counts))
-    cnt = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
-    return idx, cnt
-
-
 class StateCache:
     """Builds a :class:`ClusterState` from each snapshot, reusing work from the last one.
 
     Static node arrays are rebuilt only when the node tuple changes; running jobs are applied
-    as a difference against the previous snapshot's (by job id). Also caches each job's
-    :class:`JobVec`.
+    as a difference against the previous snapshot's (:class:`~wattsched.scheduler.
+    running_book.RunningBook`: the jobs that started and ended, found by identity, else by job
+    id). Also caches each job's :class:`JobVec`.
     """
 
     def __init__(self) -> None:
         self._nodes: tuple[Node, ...] | None = None
         self._arrays: NodeArrays | None = None
         self._base: ClusterState | None = None
-        self._running: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
-        self._running_of: tuple[RunningJob, ...] | None = None
-        self._seen: dict[str, RunningJob] = {}
+        self._book = RunningBook()
+        self._planned = self._book.planned  # the same dict (cleared, never rebound)
         self._vecs: dict[str, JobVec] = {}
         self._shapes: dict[tuple[object, ...], JobVec] = {}
-        self._planned: dict[str, tuple[tuple[str, ...], IntArray, IntArray]] = {}
 
     def planned(self, job_id: str, nodes: tuple[str, ...], idx: IntArray, cnt: IntArray) -> None:
         """A start the dispatcher planned: ``nodes`` (one name per unit) is the placement
@@ -320,49 +324,20 @@ class StateCache:
             else:
                 self._arrays = NodeArrays(snap.nodes)
                 self._base = ClusterState(self._arrays, snap.cap)
-                self._running = {}
-                self._running_of = None
-                self._seen = {}
+                self._book = RunningBook()  # node indexes of the old arrays
+                self._planned = self._book.planned
                 self._vecs = {}
                 self._shapes = {}
-                self._planned = {}  # node indexes of the old arrays
-            self._nodes = snap.nodes
         self._nodes = snap.nodes
         assert self._base is not None and self._arrays is not None
         base = self._base
         base.cap = snap.cap
-        if snap.running is self._running_of:
-            return base.copy()  # the very same running jobs: nothing to book or release
-        self._running_of = snap.running
-        now = {rj.job.id: rj for rj in snap.running}
-        seen = self._seen
-        # A job id seen before but now running from another start or on other nodes (requeued
-        # and restarted) is released and booked again where it runs now.
-        moved = {
-            jid
-            for jid, rj in now.items()
-            if jid in seen and seen[jid] is not rj and _where(seen[jid]) != _where(rj)
-        }
-        for jid in (self._running.keys() - now.keys()) | moved:
-            jv, idx, cnt = self._running.pop(jid)
-            base.release(jv, idx, cnt)
-            if jid not in moved:
-                self._vecs.pop(jid, None)
-        planned = self._planned
-        for jid in now.keys() - self._running.keys():
-            rj = now[jid]
-            jv = self.vec(rj.job)
-            p = planned.get(jid)
-            if p is not None and p[0] is rj.nodes:
-                idx, cnt = p[1], p[2]
-            else:
-                idx, cnt = placement_of(self._arrays, rj.nodes)
-            base.commit(jv, idx, cnt)
-            self._running[jid] = (jv, idx, cnt)
-        planned.clear()
-        self._seen = now
+        self._book.sync(base, snap.running, self.vec, self._forget)
         return base.copy()
+
+    def _forget(self, job_id: str) -> None:
+        self._vecs.pop(job_id, None)
 
     def running_placements(self) -> dict[str, tuple[JobVec, IntArray, IntArray]]:
         """Job id -> (vector, node indexes, counts) of the running jobs of the last snapshot."""
-        return self._running
+        return self._book.placed

@@ -1,0 +1,264 @@
+"""EASY's queue kept across cycles: the eligible jobs in submit order with their totals,
+walltimes and kinds as arrays, and the compiled scan of the backfill over them.
+
+Atlas-like replays keep about 400 jobs waiting; looking at each in Python at every cycle (its
+vector, its pooled total against what is free, its kind against the kinds that failed since the
+last start) was most of the replay. :class:`EasyQueue` brings the order and the arrays from one
+snapshot's queue to the next by the jobs that left and those appended
+(:func:`~wattsched.scheduler.tuple_diff.left_and_appended`): the order stays the submit order
+(:func:`~wattsched.scheduler.dispatcher.submit_order`) when no appended job was submitted before
+the last kept one, else it is made afresh. :class:`BackfillScan` finds the next job worth
+trying by one compiled scan (:func:`~wattsched.scheduler.fit_kernels.next_try`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+import numpy as np
+
+from wattsched.scheduler.dispatcher import submit_order
+from wattsched.scheduler.fit_kernels import first_pooled, next_try
+from wattsched.scheduler.model import Job, PowerCap
+from wattsched.scheduler.node_arrays import BoolArray, IntArray
+from wattsched.scheduler.tuple_diff import left_and_appended
+
+_SMALL = 48
+"""Queues up to this long are ordered afresh (a sort of a few jobs costs less than the
+difference's numpy calls)."""
+_SHORT = 48
+"""Scans of up to this many jobs run in Python over the rows when the table is not made (it
+costs more than they do)."""
+_NO_STEPS: IntArray = np.zeros(0, dtype=np.int64)
+_MAX_FAILED = 1 << 22
+"""The largest table of failed kinds a scan allocates (kinds x sides x cap windows); past it
+the scan marks no kind failed and every fitting job is tried (the same decisions, slower)."""
+
+
+class EasyQueue:
+    """The eligible (not held) queued jobs in submit order, with a row per job in ``table``:
+    total need (RESOURCES order), walltime and kind (an id of the job's shape, unit power, rule
+    and exclusivity: what decides, with its side of the shadow time and its cap, whether a
+    backfill fails as another job did)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[Job] = []
+        self.ids: list[str] = []
+        self.rows: list[list[int]] = []
+        """Per job in order: total need (4 columns, RESOURCES order), walltime, kind id."""
+        self._table: IntArray | None = None
+        self._kinds: dict[tuple[object, ...], int] = {}
+        self._row_of: dict[str, tuple[Job, list[int]]] = {}
+        """Each job's row, by id (with the job object it was made from)."""
+        self._of: tuple[Job, ...] | None = None
+        self.rebuilds = 0
+        self._failed: BoolArray = np.zeros(0, dtype=np.bool_)
+        self._dirty = False
+        self.params: IntArray = np.zeros(8, dtype=np.int64)
+        """Scratch for a scan's figures (:func:`~wattsched.scheduler.fit_kernels.next_try`)."""
+
+    def failed_table(self, size: int) -> BoolArray:
+        """A table of ``size`` flags, all False (kept and reused: a scan clears what it set,
+        and what a scan cut short left set is cleared here)."""
+        t = self._failed
+        if len(t) < size:
+            t = self._failed = np.zeros(max(size, 2 * len(t)), dtype=np.bool_)
+        elif self._dirty:
+            t[:] = False
+        self._dirty = True
+        return t
+
+    def clean(self) -> None:
+        """The last scan's table is all False again."""
+        self._dirty = False
+
+    @property
+    def kinds(self) -> int:
+        """How many kind ids there are (ids are never reused)."""
+        return len(self._kinds)
+
+    def sync(self, queued: tuple[Job, ...]) -> None:
+        """Bring the order and the arrays to this snapshot's queue."""
+        if queued is self._of:
+            return
+        last = self._of
+        diff = (
+            None
+            if last is None or len(queued) <= _SMALL
+            else left_and_appended(last, queued, 8 + len(last) // 4)
+        )
+        if diff is None or not self._apply(diff[0], diff[1]):
+            self._rebuild(queued)
+        self._of = queued
+
+    def _rebuild(self, queued: tuple[Job, ...]) -> None:
+        self.rebuilds += 1
+        self.jobs = submit_order(queued)
+        self.ids = [j.id for j in self.jobs]
+        self.rows = self._rows(self.jobs)
+        self._table = None  # made from the rows when a long scan needs it
+        if len(self._row_of) > 2 * len(queued) + 64:  # forget the jobs gone
+            self._row_of = {j.id: self._row_of[j.id] for j in self.jobs}
+
+    @property
+    def table(self) -> IntArray:
+        """:attr:`rows` as an array (n x 6)."""
+        if self._table is None:
+            self._table = np.array(self.rows, dtype=np.int64).reshape(len(self.rows), 6)
+        return self._table
+
+    def _apply(self, left: list[Job], appended: Sequence[Job]) -> bool:
+        """Drop the jobs that left, append the new ones; False when the new ones do not all
+        come after the kept ones in submit order (then the caller rebuilds)."""
+        # ``ids`` is a new list whenever it changes (EASY's memo keeps the last one); ``jobs``
+        # and the table are the caller's for one cycle only.
+        rows = self.table
+        try:
+            pos = [self.ids.index(j.id) for j in left if not j.held]
+        except ValueError:  # not the queue kept (ids listed twice): make it afresh
+            return False
+        new = [j for j in appended if not j.held]
+        if not pos and not new:
+            return True
+        ids = self.ids.copy()
+        jobs = self.jobs
+        lists = self.rows
+        if pos:
+            pos.sort()
+            for p in reversed(pos):
+                del jobs[p]
+                del ids[p]
+                del lists[p]
+            keep = np.ones(len(rows), dtype=np.bool_)
+            keep[pos] = False
+            rows = rows[keep]
+        if new:
+            if jobs and min(j.submit for j in new) < jobs[-1].submit:
+                return False
+            new = submit_order(new)
+            jobs.extend(new)
+            ids.extend(j.id for j in new)
+            more = self._rows(new)
+            lists.extend(more)
+            rows = np.concatenate((rows, np.array(more, dtype=np.int64).reshape(len(more), 6)))
+        self.ids = ids
+        self._table = rows
+        return True
+
+    def _rows(self, jobs: list[Job]) -> list[list[int]]:
+        """Per job: its total need (4 columns), walltime and kind id."""
+        cache = self._row_of
+        kinds = self._kinds
+        out = []
+        for j in jobs:
+            c = cache.get(j.id)
+            if c is None or c[0] is not j:
+                key = (j.unit.as_tuple(), j.units, j.unit_power_w, j.placement, j.exclusive)
+                row = [
+                    *(a * j.units for a in key[0]),
+                    j.walltime,
+                    kinds.setdefault(key, len(kinds)),
+                ]
+                c = cache[j.id] = (j, row)
+            out.append(c[1])
+        return out
+
+    def first_fitting(self, lo: int, free: list[int]) -> int:
+        """The first position from ``lo`` whose total fits in ``free`` pooled (``len`` when
+        none)."""
+        rows = self.rows
+        if len(rows) - lo <= _SHORT and self._table is None:  # a few jobs, no table made
+            f0, f1, f2, f3 = free
+            for p in range(lo, len(rows)):
+                r = rows[p]
+                if r[0] <= f0 and r[1] <= f1 and r[2] <= f2 and r[3] <= f3:
+                    return p
+            return len(rows)
+        return int(first_pooled(lo, self.table[:, :4], np.array(free, dtype=np.int64)))
+
+
+class BackfillScan:
+    """One backfill's walk over an :class:`EasyQueue`: the next job that fits pooled and whose
+    kind (with its side of the shadow time, and its cap window when the cap is limited) has
+    not failed since the last start."""
+
+    def __init__(self, queue: EasyQueue, cap: PowerCap, now: int, shadow: int | None) -> None:
+        self.queue = queue
+        # The lowest cap over [now, now + walltime) depends on how many steps fall inside:
+        # jobs of one kind and side with the same count share it (a finer key than the cap's
+        # value: it only ever tries more).
+        after: list[int] = []
+        if cap.limited and len(cap.steps) > 1:
+            times = [t for t, _ in cap.steps]
+            after = times[bisect.bisect_right(times, now) :]
+        self.after = np.array(after, dtype=np.int64) if after else _NO_STEPS
+        self.after_l = after
+        size = 2 * max(queue.kinds, 1) * (len(after) + 1)
+        self.marks = size <= _MAX_FAILED
+        self.failed = queue.failed_table(size if self.marks else 2)
+        self._marked: list[int] = []
+        p = self.params = queue.params
+        p[4] = now
+        p[5] = -1 if shadow is None else shadow
+        p[6] = shadow is not None
+        p[7] = self.marks
+        self.figures = (now, int(p[5]), shadow is not None, self.marks)
+
+    def next(self, lo: int, free: list[int]) -> tuple[int, int]:
+        """``(position, key)`` of the next job from ``lo`` worth trying (position ``len`` when
+        none); ``free`` is the pooled free now."""
+        q = self.queue
+        if len(q.rows) - lo <= _SHORT and q._table is None:  # a few jobs, no table made
+            return next_try_py(lo, q.rows, free, self.figures, self.failed, self.after_l)
+        p = self.params
+        p[0], p[1], p[2], p[3] = free
+        pos, key = next_try(lo, q.table, p, self.failed, self.after)
+        return int(pos), int(key)
+
+    def failed_as(self, key: int) -> None:
+        """The job of ``key`` failed: skip its like until the next start."""
+        if self.marks:
+            self.failed[key] = True
+            self._marked.append(key)
+
+    def started(self) -> None:
+        """A job started: every kind may fit again."""
+        failed = self.failed
+        for key in self._marked:
+            failed[key] = False
+        self._marked.clear()
+
+    def done(self) -> None:
+        """The scan is over: its table is clean for the next one."""
+        self.started()
+        self.queue.clean()
+
+
+def next_try_py(
+    lo: int,
+    rows: list[list[int]],
+    free: list[int],
+    figures: tuple[int, int, bool, bool],
+    failed: BoolArray,
+    after: list[int],
+) -> tuple[int, int]:
+    """:func:`~wattsched.scheduler.fit_kernels.next_try` in Python over the rows as lists
+    (``figures``: now, shadow, whether there is a reservation, whether keys are marked;
+    the pooled free given as ``free``): for a few rows, cheaper than making the table and
+    calling the kernel."""
+    f0, f1, f2, f3 = free
+    now, shadow, has_res, marks = figures
+    stride = len(after) + 1
+    for p in range(lo, len(rows)):
+        r = rows[p]
+        if r[0] > f0 or r[1] > f1 or r[2] > f2 or r[3] > f3:
+            continue
+        if not marks:
+            return p, 0
+        end = now + r[4]
+        short = 1 if (not has_res or end <= shadow) else 0
+        key = (r[5] * 2 + short) * stride + (bisect.bisect_left(after, end) if after else 0)
+        if not failed[key]:
+            return p, key
+    return len(rows), 0

@@ -1,0 +1,49 @@
+"""The difference between two successive tuples of a snapshot (running jobs, queued jobs) as
+items that left and items appended, found by identity at C speed.
+
+A connector that keeps its objects from one snapshot to the next (the simulated cluster)
+lists the running and the queued jobs in insertion order: the next tuple is the last one with
+some items gone (jobs started or ended) and new ones appended. :func:`left_and_appended` walks
+both tuples in step, comparing objects by identity (``operator.is_not`` mapped over the two
+tuples, so the matching runs go at C speed); its answer always describes the new tuple exactly
+(``old`` less ``left``, in order, then ``appended``), whatever happened in between: a
+reordered or rebuilt tuple only makes the difference larger (every object a real RMS builds
+anew is both left and appended), and the caller then rebuilds instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import compress, count, islice
+from operator import is_not
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def left_and_appended(
+    old: Sequence[T], new: Sequence[T], most: int
+) -> tuple[list[T], Sequence[T]] | None:
+    """``(left, appended)`` such that ``new`` is ``old`` without ``left`` (same order) followed
+    by ``appended``; None when more than ``most`` items of ``old`` would have to leave (the
+    caller rebuilds)."""
+    left: list[T] = []
+    i = j = 0
+    n_old, n_new = len(old), len(new)
+    while i < n_old and j < n_new:
+        m = next(compress(count(), map(is_not, islice(old, i, None), islice(new, j, None))), None)
+        if m is None:  # the shorter of the two rests is a prefix of the other
+            step = min(n_old - i, n_new - j)
+            i += step
+            j += step
+            break
+        i += m
+        j += m
+        left.append(old[i])
+        i += 1
+        if len(left) > most:
+            return None
+    if n_old - i + len(left) > most:
+        return None
+    left.extend(old[i:])
+    return left, new[j:]
