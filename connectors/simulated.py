@@ -15,10 +15,8 @@ commands, when asked: :mod:`~wattsched.connectors.simulated_failures`) are seede
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import replace
-from types import MappingProxyType
 
 from wattsched.connectors.base import (
     Capability,
@@ -39,6 +37,7 @@ from wattsched.connectors.simulated_books import (
 from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.connectors.simulated_nodes import NodeVariants
 from wattsched.connectors.simulated_queries import ReplayQueries
+from wattsched.connectors.simulated_queue import WaitingQueue
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
 
@@ -83,19 +82,8 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._books = Books(self._nodes)
         self._arrivals = ordered
         self._next_arrival = 0
-        self._queue: dict[str, Job] = {}
-        self._queue_tuple: tuple[Job, ...] | None = ()
-        # The queue in its order as a list too (a snapshot's tuple is copied from a list four
-        # times faster than from a dict's values), with each job's arrival number, ascending
-        # along the list: a start or a hold finds its job's place by bisection.
-        self._queue_list: list[Job] = []
-        self._queue_seqs: list[int] = []
-        self._queue_seq: dict[str, int] = {}
-        self._queue_cores: list[tuple[int, int, str]] = []
-        """A heap of the queued jobs' total cores (``(cores, arrival number, id)``; jobs that
-        left are dropped when they come to the top): :meth:`nothing_fits`."""
-        # A read-only live view of the queue for the snapshots' index (no copy per cycle).
-        self._queue_index = MappingProxyType(self._queue)
+        self._waiting = WaitingQueue()
+        self._queue = self._waiting.jobs
         self._running: dict[str, RunningJob] = {}
         self._running_tuple: tuple[RunningJob, ...] | None = ()
         self.records: dict[str, JobRecord] = {}
@@ -138,17 +126,15 @@ class SimulatedCluster(ReplayQueries, Connector):
         return frozenset(Capability)
 
     def snapshot(self) -> Snapshot:
-        if self._queue_tuple is None:
-            self._queue_tuple = tuple(self._queue_list)
         if self._running_tuple is None:
             self._running_tuple = tuple(self._running.values())
         return Snapshot(
             time=self.now,
             nodes=self._node_tuple,
             running=self._running_tuple,
-            queued=self._queue_tuple,
+            queued=self._waiting.as_tuple(),
             cap=self.cap,
-            queued_index=self._queue_index,
+            queued_index=self._waiting.view,
             queue_edits=self.queue_edits,
         )
 
@@ -163,17 +149,13 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._pool = [f - a * n for f, a in zip(self._pool, job.unit.as_tuple(), strict=True)]
         self._account(self.now)
         self._busy_w += watts
-        del self._queue[job_id]
-        i = bisect_left(self._queue_seqs, self._queue_seq.pop(job_id))
-        del self._queue_list[i]
-        del self._queue_seqs[i]
+        self._waiting.remove(job_id)
         self.changes += 1
         runtime = job.runtime if job.runtime is not None else job.walltime
         killed = runtime > job.walltime
         end = self.now + min(runtime, job.walltime)
         rj = RunningJob(job, self.now, tuple(nodes), self.now + job.walltime)
         self._running[job_id] = rj
-        self._queue_tuple = None
         self._running_tuple = None
         rec = self.records[job_id]
         rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = (
@@ -197,10 +179,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         job = self._queue.get(job_id)
         if job is None:
             raise UnknownJobError(f"job {job_id} is not pending", job_id=job_id)
-        self._queue[job_id] = self._queue_list[
-            bisect_left(self._queue_seqs, self._queue_seq[job_id])
-        ] = replace(job, held=held)
-        self._queue_tuple = None
+        self._waiting.replace(replace(job, held=held))
         self.changes += 1
         self.queue_edits += 1
 
@@ -353,17 +332,9 @@ class SimulatedCluster(ReplayQueries, Connector):
             self._next_arrival += 1
             if job.id in self.records:
                 raise ValueError(f"job id {job.id!r} appears twice in the workload")
-            self._queue[job.id] = job
-            self._queue_list.append(job)
-            self._queue_seqs.append(self._next_arrival)
-            self._queue_seq[job.id] = self._next_arrival
-            heapq.heappush(
-                self._queue_cores, (job.unit.cores * job.units, self._next_arrival, job.id)
-            )
+            self._waiting.add(job, self._next_arrival)
             self.records[job.id] = JobRecord(job, job.submit)
             arrived = True
-        if arrived:
-            self._queue_tuple = None
         return arrived
 
     def _finish(self, job_id: str) -> None:

@@ -4,9 +4,8 @@ workload, queue and pools (:class:`ReplayQueries`, a base of
 
 from __future__ import annotations
 
-import heapq
-
 from wattsched.connectors.simulated_failures import PowerFailures
+from wattsched.connectors.simulated_queue import WaitingQueue
 from wattsched.scheduler.model import Job, RunningJob
 
 
@@ -18,7 +17,7 @@ class ReplayQueries:
     _queue: dict[str, Job]
     _running: dict[str, RunningJob]
     _pool: list[int]
-    _queue_cores: list[tuple[int, int, str]]
+    _waiting: WaitingQueue
     _failures: PowerFailures | None
     changes: int
 
@@ -37,10 +36,8 @@ class ReplayQueries:
     def nothing_fits(self) -> bool:
         """True when jobs wait and none of them (held or not) needs at most the free cores of
         the nodes a job may start on now, pooled: then no start can be accepted now."""
-        heap, queue = self._queue_cores, self._queue
-        while heap and heap[0][2] not in queue:
-            heapq.heappop(heap)  # a job that started since it arrived
-        return bool(heap) and heap[0][0] > self._pool[0]
+        least = self._waiting.least_cores()
+        return least is not None and least > self._pool[0]
 
     def free_usable(self) -> list[int]:
         """Free resources pooled over the nodes a job may start on now (on and available)."""
