@@ -29,15 +29,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from wattsched.scheduler.dispatcher import prb_key, prb_order
+from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
+from wattsched.scheduler.hybrid.retime import plan_order, prb_starts_now
 from wattsched.scheduler.hybrid.robust import robust_choice
 from wattsched.scheduler.hybrid.rules import best_rule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
-from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Assignment, Job, Snapshot, SolverStats
-from wattsched.scheduler.prb import prb_node_order
+from wattsched.scheduler.model import Assignment, Snapshot, SolverStats
 
 WHEN = ("always", "fits")
 ROBUST = ("none", "all", "rules")
@@ -81,24 +80,9 @@ class ResearchPolicy:
         object.__setattr__(self, "learned", int(self.learned))
 
 
-def plan_order(snap: Snapshot, schedule: Mapping[str, Assignment]) -> list[Job]:
-    """The queued jobs in the stored plan's start order (unknown jobs last, PRB order)."""
-    rank = {j.id: prb_key(j) for j in snap.queued}
-    return sorted(
-        snap.queued,
-        key=lambda j: (schedule[j.id].start if j.id in schedule else 1 << 62, rank[j.id]),
-    )
-
-
 def fits_now(snap: Snapshot, cache: StateCache) -> bool:
     """True when some queued job fits now on the cluster as it is (a decision to make)."""
-    state = cache.state(snap)
-    ends = {rj.job.id: rj.end_estimate for rj in snap.running}
-    res = list_schedule(
-        state, cache, prb_order(snap.queued), snap.time, ends,
-        node_order=prb_node_order, full=False,
-    )  # fmt: skip
-    return bool(res.assignments)
+    return bool(prb_starts_now(snap, cache))
 
 
 class Researcher:

@@ -16,7 +16,7 @@ from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Assignment, Plan, RunningJob, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Job, Plan, RunningJob, Snapshot, SolverStats
 from wattsched.scheduler.prb import prb_node_order
 
 
@@ -79,27 +79,36 @@ def _orders(
     snap: Snapshot, cache: StateCache, schedule: Mapping[str, Assignment]
 ) -> tuple[MappedSchedule, MappedSchedule]:
     """The queued jobs list scheduled in the plan's start order, and in PRB's."""
-    rank = {j.id: prb_key(j) for j in snap.queued}
-    by_plan = sorted(
-        snap.queued,
-        key=lambda j: (schedule[j.id].start if j.id in schedule else 1 << 62, rank[j.id]),
-    )
-    plan = map_schedule(snap, cache, by_plan, release=None, source="retime")
+    plan = map_schedule(snap, cache, plan_order(snap, schedule), release=None, source="retime")
     prb = map_schedule(snap, cache, prb_order(snap.queued), release=None, source="prb")
     return plan, prb
 
 
-def prb_rule_plan(snap: Snapshot, cache: StateCache, status: str) -> Plan:
-    """Jobs start by the PRB rule (its order and node order, from the cluster as it is):
-    ``budget_spent``, the offline budget is spent; ``prb_rule``, with runtime ratios, PRB's
-    plan was chosen or jobs ended early (:mod:`.robust`), until new jobs come."""
+def plan_order(snap: Snapshot, schedule: Mapping[str, Assignment]) -> list[Job]:
+    """The queued jobs in the stored plan's start order (unknown jobs last, PRB order)."""
+    rank = {j.id: prb_key(j) for j in snap.queued}
+    return sorted(
+        snap.queued,
+        key=lambda j: (schedule[j.id].start if j.id in schedule else 1 << 62, rank[j.id]),
+    )
+
+
+def prb_starts_now(snap: Snapshot, cache: StateCache) -> list[Assignment]:
+    """The jobs the PRB rule starts now (its order and node order, from the cluster as it is)."""
     state = cache.state(snap)
     ends = {rj.job.id: rj.end_estimate for rj in snap.running}
     res = list_schedule(
         state, cache, prb_order(snap.queued), snap.time, ends,
         node_order=prb_node_order, full=False,
     )  # fmt: skip
-    return Plan(snap.time, tuple(res.assignments), SolverStats(status=status))
+    return list(res.assignments)
+
+
+def prb_rule_plan(snap: Snapshot, cache: StateCache, status: str) -> Plan:
+    """Jobs start by the PRB rule (its order and node order, from the cluster as it is):
+    ``budget_spent``, the offline budget is spent; ``prb_rule``, with runtime ratios, PRB's
+    plan was chosen or jobs ended early (:mod:`.robust`), until new jobs come."""
+    return Plan(snap.time, tuple(prb_starts_now(snap, cache)), SolverStats(status=status))
 
 
 def refit(
