@@ -36,6 +36,16 @@ class ErrorOut(BaseModel):
     detail: str | list[dict[str, Any]]
 
 
+MUTATION_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut, "description": "a body that is not JSON (not even UTF-8)"},
+    401: {"model": ErrorOut, "description": "no bearer token"},
+    403: {"model": ErrorOut, "description": "wrong token, or mutations disabled"},
+    413: {"model": ErrorOut, "description": "body too large"},
+}
+"""The answers every mutation (a route with a body, behind the bearer token) may give before
+its own code runs; a route adds its own codes to these."""
+
+
 def short(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters (an error never echoes a huge input back)."""
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"

@@ -8,17 +8,12 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from wattsched.daemon.api.deps import Authorized, ServiceDep
-from wattsched.daemon.api.schemas import ConfigOut, CycleOut, ErrorOut, ModeIn, PowerCapIn
+from wattsched.daemon.api.schemas import MUTATION_ERRORS, ConfigOut, CycleOut, ModeIn, PowerCapIn
 
 router = APIRouter(
     tags=["control"],
     dependencies=[Authorized],
-    responses={
-        400: {"model": ErrorOut, "description": "a body that is not JSON"},
-        401: {"model": ErrorOut, "description": "no bearer token"},
-        403: {"model": ErrorOut, "description": "wrong token, or mutations disabled"},
-        413: {"model": ErrorOut, "description": "body too large"},
-    },
+    responses=MUTATION_ERRORS,
 )
 
 

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from wattsched.connectors.base import ConnectorError
 from wattsched.daemon.api.deps import Authorized, ServiceDep, SessionDep
 from wattsched.daemon.api.schemas import (
+    MUTATION_ERRORS,
     ErrorOut,
     NodeDetail,
     NodeOut,
@@ -100,11 +101,9 @@ def get_node(name: str, session: SessionDep) -> NodeDetail:
     response_model=NodePowerOut,
     dependencies=[Authorized],
     responses={
-        401: {"model": ErrorOut, "description": "no bearer token"},
-        403: {"model": ErrorOut, "description": "wrong token, or mutations disabled"},
+        **MUTATION_ERRORS,
         404: {"model": ErrorOut, "description": "no such node"},
         409: {"model": ErrorOut, "description": "a safety rule forbids it now (named)"},
-        413: {"model": ErrorOut, "description": "body too large"},
         502: {"model": ErrorOut, "description": "the RMS refused or failed the command"},
     },
 )
