@@ -63,4 +63,6 @@ def start_now(
         idx, cnt = placed
         state.commit(jv, idx, cnt)
         order = None  # loads changed: the node order may too
-        out.append(Assignment(job.id, t, state.names_for(idx, cnt)))
+        names = state.names_for(idx, cnt)
+        cache.planned(job.id, names, idx, cnt)  # booked from here when it runs (no name lookup)
+        out.append(Assignment(job.id, t, names))
