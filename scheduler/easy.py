@@ -101,6 +101,7 @@ class EASYDispatcher(Dispatcher):
             names = state.names_for(*placed)
             self.cache.planned(job.id, names, *placed)
             out.append(Assignment(job.id, now, names))
+            self._queue.started.append(i)
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
@@ -250,6 +251,7 @@ class EASYDispatcher(Dispatcher):
             names = state.names_for(idx, cnt)
             self.cache.planned(job.id, names, idx, cnt)
             out.append(Assignment(job.id, now, names))
+            queue.started.append(p)
             if not short and res is not None:
                 res.spare[idx] -= cnt[:, None] * jv.req
                 room.spare_total = None

@@ -5,7 +5,8 @@ Atlas-like replays keep about 400 jobs waiting; looking at each in Python at eve
 vector, its pooled total against what is free, its kind against the kinds that failed since the
 last start) was most of the replay. :class:`EasyQueue` brings the order and the arrays from one
 snapshot's queue to the next by the jobs that left and those appended
-(:func:`~wattsched.scheduler.tuple_diff.left_and_appended`): the order stays the submit order
+(:func:`~wattsched.scheduler.tuple_diff.left_and_appended`; first, the jobs EASY noted it
+started, checked by one tuple comparison: the difference costs a tenth then): the order stays the submit order
 (:func:`~wattsched.scheduler.dispatcher.submit_order`) when no appended job was submitted before
 the last kept one, else it is made afresh. :class:`BackfillScan` finds the next job worth
 trying by one compiled scan (:func:`~wattsched.scheduler.fit_kernels.next_try`).
@@ -55,6 +56,9 @@ class EasyQueue:
         self.rebuilds = 0
         self._failed: BoolArray = np.zeros(0, dtype=np.bool_)
         self._dirty = False
+        self.started: list[int] = []
+        """Positions in :attr:`jobs` of the jobs the last plan started (its dispatcher notes
+        them; the next :meth:`sync` tries the queue less them first)."""
         self.params: IntArray = np.zeros(8, dtype=np.int64)
         """Scratch for a scan's figures (:func:`~wattsched.scheduler.fit_kernels.next_try`)."""
 
@@ -80,17 +84,52 @@ class EasyQueue:
 
     def sync(self, queued: tuple[Job, ...]) -> None:
         """Bring the order and the arrays to this snapshot's queue."""
+        started, self.started = self.started, []
         if queued is self._of:
             return
         last = self._of
-        diff = (
-            None
-            if last is None or len(queued) <= _SMALL
-            else left_and_appended(last, queued, 8 + len(last) // 4)
-        )
-        if diff is None or not self._apply(diff[0], diff[1]):
+        diff = None
+        if last is not None and len(queued) > _SMALL:
+            diff = self._less_started(last, queued, started) or self._positions(
+                left_and_appended(last, queued, 8 + len(last) // 4)
+            )
+        if diff is None or not self._apply(*diff):
             self._rebuild(queued)
         self._of = queued
+
+    def _positions(
+        self, diff: tuple[list[Job], Sequence[Job]] | None
+    ) -> tuple[list[int], Sequence[Job]] | None:
+        """A difference's jobs that left as their positions in the kept order (held jobs are
+        not kept); None when one is not there (ids listed twice: make the order afresh)."""
+        if diff is None:
+            return None
+        try:
+            return [self.ids.index(j.id) for j in diff[0] if not j.held], diff[1]
+        except ValueError:
+            return None
+
+    def _less_started(
+        self, last: tuple[Job, ...], queued: tuple[Job, ...], started: list[int]
+    ) -> tuple[list[int], tuple[Job, ...]] | None:
+        """``(left, appended)``, the positions that left and the jobs new, when ``queued`` is
+        ``last`` less the jobs at the ``started`` positions of the kept order, then new ones
+        (what the simulated cluster does between two cycles), checked by one tuple comparison
+        (items compared by identity first, at C speed); None otherwise. The positions are the
+        kept order's, so this applies only while that order is the tuple's there (no held job;
+        else the checks fail)."""
+        jobs = self.jobs
+        if not started or len(jobs) != len(last) or any(last[p] is not jobs[p] for p in started):
+            return None
+        pos = sorted(set(started))
+        kept, a = (), 0
+        for p in pos:
+            kept += last[a:p]
+            a = p + 1
+        kept += last[a:]
+        if len(kept) > len(queued) or queued[: len(kept)] != kept:
+            return None
+        return pos, queued[len(kept) :]
 
     def _rebuild(self, queued: tuple[Job, ...]) -> None:
         self.rebuilds += 1
@@ -108,16 +147,13 @@ class EasyQueue:
             self._table = np.array(self.rows, dtype=np.int64).reshape(len(self.rows), 6)
         return self._table
 
-    def _apply(self, left: list[Job], appended: Sequence[Job]) -> bool:
-        """Drop the jobs that left, append the new ones; False when the new ones do not all
-        come after the kept ones in submit order (then the caller rebuilds)."""
+    def _apply(self, pos: list[int], appended: Sequence[Job]) -> bool:
+        """Drop the jobs at positions ``pos`` of the kept order, append the new ones; False
+        when the new ones do not all come after the kept ones in submit order (then the
+        caller rebuilds)."""
         # ``ids`` is a new list whenever it changes (EASY's memo keeps the last one); ``jobs``
         # and the table are the caller's for one cycle only.
         rows = self.table
-        try:
-            pos = [self.ids.index(j.id) for j in left if not j.held]
-        except ValueError:  # not the queue kept (ids listed twice): make it afresh
-            return False
         new = [j for j in appended if not j.held]
         if not pos and not new:
             return True

@@ -48,9 +48,16 @@ def test_the_kept_queue_is_the_submit_order_made_afresh(seed: int, steps: int, s
     kinds: dict[int, tuple[object, ...]] = {}
     for _ in range(steps):
         move = rng.random()
+        if rng.random() < 0.2 and q.jobs:  # positions noted whatever happens next
+            q.started = rng.sample(range(len(q.jobs)), min(2, len(q.jobs)))
         if move < 0.6:  # jobs started (anywhere) and arrived (after the others)
             for j in rng.sample(queue, rng.randint(0, min(3, len(queue)))):
                 queue.remove(j)
+                # As EASY notes its starts (their positions in the kept order), and sometimes
+                # a start the cluster refused (noted, yet still queued).
+                q.started += [p for p, x in enumerate(q.jobs) if x is j]
+            if q.jobs and rng.random() < 0.1:
+                q.started.append(rng.randrange(len(q.jobs)))
             t += rng.randint(0, 2)
             for _ in range(rng.randint(0, size)):
                 k += 1
@@ -77,6 +84,32 @@ def test_the_kept_queue_is_the_submit_order_made_afresh(seed: int, steps: int, s
             assert row[4] == j.walltime
             assert kinds.setdefault(row[5], _kind_key(j)) == _kind_key(j)  # one key per id
     assert len(set(kinds.values())) == len(kinds)  # one id per key
+
+
+def test_noted_starts_are_checked_against_the_next_queue() -> None:
+    # EASY notes the positions of the jobs it started; the next queue is taken as the last
+    # one less those only when it is: a start the cluster refused (the job still queued), a
+    # job gone that was not noted, or a noted position that is not the job the tuple had
+    # there all fall back to the difference by identity, with the same result.
+    jobs = [Job(str(i), i, 60, 1, Resources(cores=1)) for i in range(60)]
+    late = [Job(f"n{i}", 100 + i, 60, 1, Resources(cores=1)) for i in range(3)]
+    cases = [
+        ([5], (*jobs[:5], *jobs[6:], late[0])),  # as noted
+        ([5, 9], (*jobs[:5], *jobs[6:9], *jobs[10:], *late)),  # as noted, several
+        ([5], (*jobs, late[0])),  # refused: still queued
+        ([5], (*jobs[:5], *jobs[7:], late[0])),  # one more gone than noted
+        ([5, 6], (*jobs[:5], *jobs[7:])),  # noted, nothing new
+        ([59], (*jobs[:59], *late)),  # the last one
+    ]
+    for started, queued in cases:
+        q = EasyQueue()
+        q.sync(tuple(jobs))
+        q.started = list(started)
+        q.sync(queued)
+        want = submit_order(queued)
+        assert q.jobs == want and q.ids == [j.id for j in want]
+        assert q.table.tolist() == EasyQueue()._rows(want)
+        assert q.started == []
 
 
 def test_the_memo_keeps_the_last_ids() -> None:
