@@ -26,8 +26,8 @@ from wattsched.scheduler.node_arrays import BoolArray, IntArray
 from wattsched.scheduler.tuple_diff import left_and_appended
 
 _SMALL = 48
-"""Queues up to this long are ordered afresh (a sort of a few jobs costs less than the
-difference's numpy calls)."""
+"""Queues up to this long are ordered afresh unless the last plan's noted starts explain the
+change (a sort of a few jobs costs less than the difference walk)."""
 _SHORT = 48
 """Scans of up to this many jobs run in Python over the rows when the table is not made (it
 costs more than they do)."""
@@ -89,10 +89,10 @@ class EasyQueue:
             return
         last = self._of
         diff = None
-        if last is not None and len(queued) > _SMALL:
-            diff = self._less_started(last, queued, started) or self._positions(
-                left_and_appended(last, queued, 8 + len(last) // 4)
-            )
+        if last is not None:
+            diff = self._less_started(last, queued, started)
+            if diff is None and len(queued) > _SMALL:
+                diff = self._positions(left_and_appended(last, queued, 8 + len(last) // 4))
         if diff is None or not self._apply(*diff):
             self._rebuild(queued)
         self._of = queued
@@ -152,26 +152,32 @@ class EasyQueue:
         when the new ones do not all come after the kept ones in submit order (then the
         caller rebuilds)."""
         # ``ids`` is a new list whenever it changes (EASY's memo keeps the last one); ``jobs``
-        # and the table are the caller's for one cycle only.
-        rows = self.table
+        # and the table are the caller's for one cycle only. A table not made (short queues
+        # are scanned over the lists) is not made here either.
+        rows = self._table
+        if rows is not None and len(self.rows) - len(pos) + len(appended) <= _SHORT:
+            rows = None  # short again: the lists are enough
         new = [j for j in appended if not j.held]
         if not pos and not new:
             return True
         ids = self.ids.copy()
         jobs = self.jobs
         lists = self.rows
-        pieces = [rows]
+        pieces = [] if rows is None else [rows]
         if pos:
             pos.sort()
+            row_of = self._row_of
             for p in reversed(pos):
+                row_of.pop(ids[p], None)  # gone: its row is made again if it comes back
                 del jobs[p]
                 del ids[p]
                 del lists[p]
-            pieces, a = [], 0
-            for p in pos:  # the table's rows between the positions: one copy below
-                pieces.append(rows[a:p])
-                a = p + 1
-            pieces.append(rows[a:])
+            if rows is not None:
+                pieces, a = [], 0
+                for p in pos:  # the table's rows between the positions: one copy below
+                    pieces.append(rows[a:p])
+                    a = p + 1
+                pieces.append(rows[a:])
         if new:
             if jobs and min(j.submit for j in new) < jobs[-1].submit:
                 return False
@@ -180,9 +186,10 @@ class EasyQueue:
             ids.extend(j.id for j in new)
             more = self._rows(new)
             lists.extend(more)
-            pieces.append(np.array(more, dtype=np.int64).reshape(len(more), 6))
+            if rows is not None:
+                pieces.append(np.array(more, dtype=np.int64).reshape(len(more), 6))
         self.ids = ids
-        self._table = np.concatenate(pieces)
+        self._table = None if rows is None else np.concatenate(pieces)
         return True
 
     def _rows(self, jobs: list[Job]) -> list[list[int]]:
