@@ -88,7 +88,7 @@ class EasyQueue:
         if queued is self._of:
             return
         last = self._of
-        diff = None
+        diff: tuple[list[int], Sequence[Job]] | None = None
         if last is not None:
             diff = self._less_started(last, queued, started)
             if diff is None and len(queued) > _SMALL:
