@@ -147,7 +147,8 @@ def names() -> list[str]:
 
 def create(name: str, **params: object) -> Dispatcher:
     """A new dispatcher by name; raises ValueError naming the known ones otherwise."""
-    _load_builtin()
+    if name not in _REGISTRY:
+        _load_builtin(_BUILTIN.get(name))
     try:
         factory = _REGISTRY[name]
     except KeyError:
@@ -157,11 +158,23 @@ def create(name: str, **params: object) -> Dispatcher:
     return factory(**params)
 
 
-def _load_builtin() -> None:
+_BUILTIN = {
+    "fifo": "fifo",
+    "easy": "easy",
+    "prb": "prb",
+    "hybrid": "hybrid",
+    "hybrid-nofb": "hybrid",
+    "profit": "profitsched.dispatcher",
+}
+"""The module of each built-in dispatcher: creating one imports only its own (the hybrid's
+pulls in OR-Tools, most of a second at start-up)."""
+
+
+def _load_builtin(only: str | None = None) -> None:
     # Imported lazily so that the registry has no import cycle with the dispatchers.
     import importlib
 
-    for mod in ("fifo", "easy", "prb", "hybrid", "profitsched.dispatcher"):
+    for mod in (only,) if only else dict.fromkeys(_BUILTIN.values()):
         try:
             importlib.import_module(f"wattsched.scheduler.{mod}")
         except ModuleNotFoundError as exc:  # a dispatcher not written yet

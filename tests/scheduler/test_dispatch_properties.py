@@ -195,3 +195,25 @@ def test_every_dispatcher_is_feasible(name: str, inst: tuple, full_plan: bool) -
     for r in runs:
         assert r.start >= (cluster.start_time if offline else submits[r.job.id])
     assert validate_schedule(nodes, runs, cap) == []
+
+
+@pytest.mark.parametrize("name", DISPATCHERS)
+def test_each_dispatcher_is_created_alone_by_name(name: str) -> None:
+    # ``create`` imports only the named dispatcher's module (the hybrid's pulls in OR-Tools):
+    # a fresh process must find every registered name that way, and EASY's must not import
+    # the hybrid.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from wattsched.scheduler import dispatcher as r\n"
+        f"d = r.create({name!r})\n"
+        "print(isinstance(d, r.Dispatcher), 'wattsched.scheduler.hybrid' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out[0] == "True"
+    if name in ("fifo", "easy", "prb"):
+        assert out[1] == "False"
