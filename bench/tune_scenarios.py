@@ -14,7 +14,7 @@ same idea from each workload's own figures, on validation: QoS at most ``qlo + f
 reconfigurations at most the 5-minute idle timeout's times 0.75 to 3.
 
     .venv/bin/python bench/tune_scenarios.py [--months 3] [--population 16] [--generations 6]
-        [--only s1,s2,...] [--power-failure-p 0.0]
+        [--only s1,s2,...] [--power-failure-p 0.0] [--gap-scale 1]
 
 Energy saved is the paper's measure (its equation (4): idle power times node time off, as a
 share of idle power times the span; ``powerctl/tuning/measures.py``), which NSGA-II and the
@@ -49,15 +49,18 @@ PREFS = ((0.0, 0.75), (0.1, 1.0), (0.25, 1.5), (0.5, 2.0), (1.0, 3.0))
 """(f, r): QoS bound qlo + f (qhi - qlo), reconfiguration bound r x the 5-minute timeout's."""
 
 
-def workloads(months: float, seed: int, tmp: Path) -> dict[str, tuple[Path, Path, int | None]]:
-    """name -> (trace, system, first N jobs)."""
+def workloads(
+    months: float, seed: int, tmp: Path, gap_scale: float = 1.0
+) -> dict[str, tuple[Path, Path, int | None]]:
+    """name -> (trace, system, first N jobs); the scenarios' mean times between arrivals
+    times ``gap_scale``."""
     from wattsched.powerctl.tuning.scenarios import generate, write_swf
 
     out: dict[str, tuple[Path, Path, int | None]] = {}
     eecluster = REPO / "deploy" / "systems" / "eecluster-16x8.toml"
     for n in (1, 2, 3, 4):
         path = tmp / f"scenario{n}.swf"
-        write_swf(path, generate(n, months, seed), n, seed)
+        write_swf(path, generate(n, months, seed, gap_scale), n, seed, gap_scale)
         out[f"s{n}"] = (path, eecluster, None)
     out["kth"] = (DATA / "swf" / "KTH-SP2-1996.swf", REPO / "deploy/systems/kth-sp2.toml", 2000)
     out["curie"] = (
@@ -244,6 +247,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--power-failure-p", type=float, default=0.0)
+    ap.add_argument(
+        "--gap-scale", type=float, default=1.0,
+        help="The scenarios' mean times between arrivals x this (2: about half the load).",
+    )  # fmt: skip
     ap.add_argument("--only", help="Comma-separated: s1,s2,s3,s4,kth,curie.")
     ap.add_argument("--out", type=Path, default=OUT / "scenarios")
     ap.add_argument(
@@ -262,7 +269,7 @@ def main() -> None:
     load0 = os.getloadavg()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        specs = workloads(args.months, args.seed, Path(tmp))
+        specs = workloads(args.months, args.seed, Path(tmp), args.gap_scale)
         names = args.only.split(",") if args.only else list(specs)
         for name in names:
             print(f"{name} ...", file=sys.stderr, flush=True)
@@ -283,7 +290,13 @@ def write(
         f"- machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
         f"Python {platform.python_version()}; load average at start {load0[0]:.1f}",
         f"- NSGA-II population {args.population}, {args.generations} generations, seed "
-        f"{args.seed}; synthetic scenarios over {args.months:g} months; power command "
+        f"{args.seed}; synthetic scenarios over {args.months:g} months"
+        + (
+            f" (mean times between arrivals x {args.gap_scale:g}: a lower load)"
+            if args.gap_scale != 1
+            else ""
+        )
+        + "; power command "
         f"failure probability {args.power_failure_p:g}",
         "- energy saved: EECluster's measure, its eq. (4) (idle W x node time off, as % of idle"
         " W x the span: `powerctl/tuning/measures.py`), tuned and compared; the physical saving"

@@ -203,12 +203,18 @@ def scenario_cmd(
     out: Annotated[Path, typer.Option(help="SWF trace to write.")],
     months: Annotated[float, typer.Option(min=0.1, max=120, help="Span (months of 730 h).")] = 24,
     seed: Annotated[int, typer.Option(help="Makes the trace repeatable.")] = 1,
+    gap_scale: Annotated[
+        float,
+        typer.Option(
+            min=0.01, max=100, help="Mean times between arrivals x this (2: half the load)."
+        ),
+    ] = 1.0,
 ) -> None:
     """Write one of EECluster's four synthetic workloads as SWF, for the 16 x 8-core
     cluster of ``deploy/systems/eecluster-16x8.toml`` (rates and sizes:
     ``powerctl/tuning/scenarios.py``)."""
     from wattsched.powerctl.tuning.scenarios import generate, write_swf
 
-    jobs = generate(number, months, seed)
-    write_swf(out, jobs, number, seed)
+    jobs = generate(number, months, seed, gap_scale)
+    write_swf(out, jobs, number, seed, gap_scale)
     typer.echo(f"scenario {number}: {len(jobs)} jobs over {months:g} months -> {out}")
