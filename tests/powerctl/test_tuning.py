@@ -29,7 +29,13 @@ from wattsched.powerctl.tuning.evaluate import (
     split_in_time,
 )
 from wattsched.powerctl.tuning.front import PickError, front_json, load_front, pick
-from wattsched.powerctl.tuning.measures import PAPER, PHYSICAL, TUNED, off_seconds
+from wattsched.powerctl.tuning.measures import (
+    PAPER,
+    PHYSICAL,
+    TUNED,
+    off_seconds,
+    paper_saved_j,
+)
 from wattsched.powerctl.tuning.search import Evaluator, seeds, tune
 from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.model import PowerState
@@ -115,6 +121,19 @@ def test_no_replay_saves_more_than_its_own_ceiling(tiny: dict) -> None:
         assert max(saved[m]) > 0.5 * saving_ceiling(train, measure=m)  # they did save
     # the same schedule, the paper's measure is the larger: no busy power in its denominator
     assert all(p >= q for p, q in zip(saved[PAPER], saved[PHYSICAL], strict=True))
+
+
+def test_the_off_time_agrees_with_the_clusters_own_energy_books() -> None:
+    # These nodes draw their idle power while booting or shutting down and nothing when off,
+    # so the energy the cluster itself books as saved (idle W - the state's W, integrated)
+    # is idle W x the time off: eq. (4) rebuilt from the power log must equal it.
+    train, _, _ = workloads()
+    assert all(n.power.transition_w == n.power.idle_w and n.power.off_w == 0 for n in train.nodes)
+    for policy in [*seeds(3), HGFSParams()]:
+        cluster = SimulatedCluster(list(train.nodes), list(train.jobs))
+        replay(cluster, registry.create("easy"), power_policy=policy_for(policy))
+        assert cluster.power_commands > 0
+        assert paper_saved_j(cluster, train.nodes) == pytest.approx(cluster.power_saved_j)
 
 
 def test_the_ceiling_of_a_hand_made_schedule() -> None:
