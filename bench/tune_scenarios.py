@@ -221,6 +221,8 @@ def plot(results: list[dict], out: Path) -> None:
         ax.set_xlabel("QoS p90 (wait / runtime)")
         ax.set_ylabel("energy saved, eq. (4): % of idle W x span", fontsize=8)
         fig.colorbar(sc, ax=ax, label="reconfigurations")
+    for ax in axes.flat[len(results) :]:
+        ax.axis("off")
     fig.suptitle(
         "HGFS fronts on validation; red x: idle timeouts; energy saved in EECluster's measure,"
         " eq. (4): idle W x node time off, % of idle W x span"
