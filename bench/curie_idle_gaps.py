@@ -36,7 +36,8 @@ from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.powerctl.hgfs import HGFSParams
 from wattsched.powerctl.tuning.encoding import idle_timeout_like
-from wattsched.powerctl.tuning.evaluate import Workload, busy_spans, evaluate
+from wattsched.powerctl.tuning.evaluate import Workload, evaluate
+from wattsched.powerctl.tuning.measures import busy_spans
 from wattsched.scheduler import dispatcher as registry
 
 

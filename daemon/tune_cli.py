@@ -137,9 +137,11 @@ def tune(
     plot_front(doc, plot_path)
     console.print(
         f"{len(result.points)} points on the front after {result.evaluations} replays: "
-        f"{out} (plot {plot_path}); without delaying jobs, at most "
-        f"{100 * result.ceiling['validation']:.1f} % is there to save on validation (every idle "
-        "node off, for free)"
+        f"{out} (plot {plot_path}); energy saved is EECluster's equation (4) (idle W x time "
+        "off, % of idle W x span; the physical saving, % of always-on energy, beside it); "
+        f"without delaying jobs, at most {100 * result.ceiling['validation']:.1f} % is there to "
+        f"save on validation ({100 * result.ceiling_physical['validation']:.1f} % physical; "
+        "every idle node off, for free)"
     )
 
 
@@ -158,7 +160,8 @@ def pick_cmd(
     the test part, written as the HGFS parameter file the daemon loads."""
     from wattsched.powerctl.hgfs import HGFSParams
     from wattsched.powerctl.tuning.evaluate import evaluate
-    from wattsched.powerctl.tuning.front import PickError, load_front, pick
+    from wattsched.powerctl.tuning.front import PickError, load_front, measure_of, pick
+    from wattsched.powerctl.tuning.measures import PAPER, PHYSICAL
 
     try:
         doc = load_front(front)
@@ -178,17 +181,19 @@ def pick_cmd(
     except (OSError, ValueError) as exc:
         raise fail(f"error: cannot rebuild the test part from {front}: {exc}") from None
     on_test = evaluate(test, params, dispatcher=src.get("dispatcher", "easy"))
+    m = measure_of(doc)
     report = {
-        "params": p, "bounds": {"qos": qos, "reconfigurations": reconfig},
+        "params": p, "measure": m, "bounds": {"qos": qos, "reconfigurations": reconfig},
         "validation": chosen["validation"], "test": on_test.to_json(),
     }  # fmt: skip
     out.write_text(json.dumps(report, indent=1) + "\n")
     typer.echo(
-        f"picked: validation QoS {chosen['validation']['qos_p90']:.3g}, "
+        f"picked (by {m}): validation QoS {chosen['validation']['qos_p90']:.3g}, "
         f"{chosen['validation']['reconfigurations']} reconfigurations, "
-        f"{100 * chosen['validation']['saved_fraction']:.1f} % saved; on test: QoS "
+        f"{100 * chosen['validation'][m]:.1f} % saved; on test: QoS "
         f"{on_test.qos_p90:.3g}, {on_test.reconfigurations} reconfigurations, "
-        f"{100 * on_test.saved_fraction:.1f} % saved -> {out}"
+        f"{100 * on_test.saved(PAPER):.1f} % saved as EECluster's eq. (4), "
+        f"{100 * on_test.saved(PHYSICAL):.1f} % physical ({on_test.saved_kwh:.1f} kWh) -> {out}"
     )
 
 
@@ -198,12 +203,18 @@ def scenario_cmd(
     out: Annotated[Path, typer.Option(help="SWF trace to write.")],
     months: Annotated[float, typer.Option(min=0.1, max=120, help="Span (months of 730 h).")] = 24,
     seed: Annotated[int, typer.Option(help="Makes the trace repeatable.")] = 1,
+    gap_scale: Annotated[
+        float,
+        typer.Option(
+            min=0.01, max=100, help="Mean times between arrivals x this (2: half the load)."
+        ),
+    ] = 1.0,
 ) -> None:
     """Write one of EECluster's four synthetic workloads as SWF, for the 16 x 8-core
     cluster of ``deploy/systems/eecluster-16x8.toml`` (rates and sizes:
     ``powerctl/tuning/scenarios.py``)."""
     from wattsched.powerctl.tuning.scenarios import generate, write_swf
 
-    jobs = generate(number, months, seed)
-    write_swf(out, jobs, number, seed)
+    jobs = generate(number, months, seed, gap_scale)
+    write_swf(out, jobs, number, seed, gap_scale)
     typer.echo(f"scenario {number}: {len(jobs)} jobs over {months:g} months -> {out}")

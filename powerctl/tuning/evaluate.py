@@ -2,8 +2,10 @@
 
 * **QoS**: the 90th percentile of ``wait / runtime`` over the jobs (runtime floored at 1 s):
   0 when no job waits, 1 when one job in ten waits as long as it runs.
-* **Energy saved**: the energy not drawn by switched-off idle nodes, as a fraction of what
-  the cluster would draw with every node always on (drawn + saved).
+* **Energy saved**, in two measures (:mod:`.measures`, where the derivation is): the paper's
+  equation (4), idle power times node time off as a fraction of idle power times the span
+  (``paper_saved_fraction``, the one tuned), and the physical saving, the energy not drawn as
+  a fraction of the always-on energy (``saved_fraction``, ``saved_kwh``).
 * **Reconfigurations**: the power commands carried out.
 
 Every replay goes through the daemon's control cycle (:func:`wattsched.daemon.replay.replay`):
@@ -22,9 +24,15 @@ from wattsched.daemon.replay_output import outcomes
 from wattsched.powerctl.hgfs import HGFSParams, HGFSPolicy
 from wattsched.powerctl.idle_timeout import IdleTimeoutPolicy
 from wattsched.powerctl.policy import PowerPolicy
+from wattsched.powerctl.tuning.measures import (
+    TUNED,
+    ceilings,
+    idle_weight_j,
+    paper_saved_j,
+)
 from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.metrics import schedule_metrics
-from wattsched.scheduler.model import Job, Node, PowerCap, PowerState
+from wattsched.scheduler.model import Job, Node, PowerCap
 
 MIN_JOBS_PER_PART = 20
 """A part of the split with fewer jobs than this says nothing about a policy."""
@@ -53,17 +61,30 @@ class Objectives:
 
     qos_p90: float
     saved_fraction: float
+    """Physical: the energy not drawn, over the always-on energy (busy power included)."""
     reconfigurations: int
     energy_kwh: float
+    """The energy drawn."""
+    paper_saved_fraction: float
+    """EECluster's equation (4), idle W x time off, over idle W x the span (the tuned one)."""
+    saved_kwh: float
+    """Physical: the energy not drawn (boot and shutdown draw counted)."""
+    paper_saved_kwh: float
+    """EECluster's equation (4) in kWh."""
     power_failures: int = 0
     """Power commands that failed (with a failure probability in the replay)."""
 
+    def saved(self, measure: str = TUNED) -> float:
+        """The energy saved in ``measure`` (:data:`~.measures.PAPER` or ``PHYSICAL``)."""
+        return float(getattr(self, measure))
+
     def minimised(self) -> tuple[float, float, float]:
-        """The NSGA-II objectives: QoS, minus the energy saved, reconfigurations."""
-        return (self.qos_p90, -self.saved_fraction, float(self.reconfigurations))
+        """The NSGA-II objectives: QoS, minus the energy saved (the tuned measure),
+        reconfigurations."""
+        return (self.qos_p90, -self.saved(TUNED), float(self.reconfigurations))
 
     def to_json(self) -> dict[str, float | int]:
-        """A JSON object of the four figures."""
+        """A JSON object of every figure."""
         return asdict(self)
 
 
@@ -115,56 +136,44 @@ def evaluate(
         seed=workload.seed,
     )
     replay(cluster, registry.create(dispatcher), power_policy=policy_for(params, idle_s))
+    return replay_objectives(cluster, workload.nodes)
+
+
+def replay_objectives(cluster: SimulatedCluster, nodes: Sequence[Node]) -> Objectives:
+    """The objectives of ``cluster``'s finished replay of ``nodes`` (their starting states)."""
     metrics = schedule_metrics(outcomes(cluster))
     always_on = cluster.energy_j + cluster.power_saved_j
+    paper_j, weight_j = paper_saved_j(cluster, nodes), idle_weight_j(cluster, nodes)
     return Objectives(
         qos_p90=float(metrics["qos_p90"]),
         saved_fraction=cluster.power_saved_j / always_on if always_on > 0 else 0.0,
         reconfigurations=cluster.power_commands,
         energy_kwh=cluster.energy_j / 3.6e6,
+        paper_saved_fraction=paper_j / weight_j if weight_j > 0 else 0.0,
+        saved_kwh=cluster.power_saved_j / 3.6e6,
+        paper_saved_kwh=paper_j / 3.6e6,
         power_failures=cluster.power_failures,
     )
 
 
-def busy_spans(cluster: SimulatedCluster) -> dict[str, list[tuple[int, int]]]:
-    """Node name -> the ``(start, end)`` of every job that ran on it in ``cluster``'s replay."""
-    spans: dict[str, list[tuple[int, int]]] = {}
-    for r in cluster.records.values():
-        if r.start is not None and r.end is not None and r.end > r.start:
-            for name in set(r.nodes):
-                spans.setdefault(name, []).append((r.start, r.end))
-    return spans
+def idle_ceiling(cluster: SimulatedCluster, nodes: Sequence[Node], measure: str = TUNED) -> float:
+    """The most a power policy could have saved on ``cluster``'s finished replay, in
+    ``measure`` (:func:`~.measures.ceilings`): every one of ``nodes`` off, for free and at
+    once, whenever it ran nothing, with the very same job starts. A node is off only while it
+    runs nothing, so no replay saves more than its own ceiling."""
+    return ceilings(cluster, nodes)[measure]
 
 
-def idle_ceiling(cluster: SimulatedCluster, nodes: Sequence[Node]) -> float:
-    """The most a power policy could have saved on ``cluster``'s finished replay, as a fraction
-    of its always-on energy (drawn + saved): every one of ``nodes`` off, for free and at once,
-    whenever it ran nothing, with the very same job starts. A node saves only while it is off,
-    and it can only be off while it runs nothing, so no replay saves more than its own
-    ceiling."""
-    always_on = cluster.energy_j + cluster.power_saved_j
-    if always_on <= 0:
-        return 0.0
-    t0 = cluster.start_time
-    spans = busy_spans(cluster)
-    saved_j = 0.0
-    for node in nodes:
-        busy, reach = 0, t0
-        for a, b in sorted(spans.get(node.name, [])):
-            a = max(a, reach)
-            if b > a:
-                busy, reach = busy + b - a, b
-        idle_s = max(0, cluster.now - t0 - busy)
-        gain_w = node.power.state_watts(PowerState.ON) - node.power.state_watts(PowerState.OFF)
-        saved_j += max(0.0, gain_w) * idle_s
-    return saved_j / always_on
-
-
-def saving_ceiling(workload: Workload, dispatcher: str = "easy") -> float:
-    """:func:`idle_ceiling` of ``workload``'s always-on schedule: what there is to save
-    without delaying any job. A policy that delays jobs runs a different schedule, whose own
-    ceiling may be higher (a longer schedule idles longer): a target above this figure can
-    only be met by stretching the schedule."""
+def saving_ceilings(workload: Workload, dispatcher: str = "easy") -> dict[str, float]:
+    """:func:`~.measures.ceilings` of ``workload``'s always-on schedule, in both measures:
+    what there is to save without delaying any job. A policy that delays jobs runs a
+    different schedule, whose own ceiling may be higher (a longer schedule idles longer): a
+    target above this figure can only be met by stretching the schedule."""
     cluster = SimulatedCluster(list(workload.nodes), list(workload.jobs), workload.cap)
     replay(cluster, registry.create(dispatcher))
-    return idle_ceiling(cluster, workload.nodes)
+    return ceilings(cluster, workload.nodes)
+
+
+def saving_ceiling(workload: Workload, dispatcher: str = "easy", measure: str = TUNED) -> float:
+    """:func:`saving_ceilings` in one ``measure`` (the tuned one by default)."""
+    return saving_ceilings(workload, dispatcher)[measure]

@@ -31,7 +31,8 @@ from wattsched.powerctl.tuning.encoding import (
     idle_timeout_like,
     n_genes,
 )
-from wattsched.powerctl.tuning.evaluate import Objectives, Workload, evaluate, saving_ceiling
+from wattsched.powerctl.tuning.evaluate import Objectives, Workload, evaluate, saving_ceilings
+from wattsched.powerctl.tuning.measures import PHYSICAL, TUNED
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(generation, generations)`` after each generation."""
@@ -169,7 +170,10 @@ class TuneResult:
     n_sets: int = 3
     ceiling: dict[str, float] = field(default_factory=dict)
     """``part -> ``:func:`~wattsched.powerctl.tuning.evaluate.saving_ceiling` on train and
-    validation: what there is to save on that part without delaying jobs."""
+    validation, in the tuned measure (:data:`~.measures.TUNED`): what there is to save on
+    that part without delaying jobs."""
+    ceiling_physical: dict[str, float] = field(default_factory=dict)
+    """The same in the physical measure (:data:`~.measures.PHYSICAL`)."""
 
 
 def seeds(n_sets: int) -> list[HGFSParams]:
@@ -238,9 +242,8 @@ def tune(
             evaluate(train, idle_s=idle, dispatcher=dispatcher),
             evaluate(validation, idle_s=idle, dispatcher=dispatcher),
         )
-    result.ceiling = {
-        "train": saving_ceiling(train, dispatcher),
-        "validation": saving_ceiling(validation, dispatcher),
-    }
+    for part, workload in (("train", train), ("validation", validation)):
+        both = saving_ceilings(workload, dispatcher)
+        result.ceiling[part], result.ceiling_physical[part] = both[TUNED], both[PHYSICAL]
     result.evaluations = ev.evaluations + val.evaluations
     return result

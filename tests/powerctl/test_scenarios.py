@@ -26,6 +26,17 @@ def test_the_same_seed_gives_the_same_trace_and_another_seed_another() -> None:
     assert generate(3, 1, seed=4) != generate(3, 1, seed=5)
 
 
+def test_a_gap_scale_lowers_the_arrival_rate_and_1_changes_nothing() -> None:
+    assert generate(2, 1, seed=4, gap_scale=1.0) == generate(2, 1, seed=4)
+    months = 12
+    hours = round(months * 730)
+    expected = float(np.sum(HOUR / SCENARIOS[2].mean_gap_s(np.arange(hours)))) / 2
+    n = len(generate(2, months, seed=4, gap_scale=2.0))
+    assert abs(n - expected) <= 4 * np.sqrt(expected)
+    with pytest.raises(ValueError, match="gap_scale"):
+        generate(2, 1, seed=4, gap_scale=0)
+
+
 @pytest.mark.parametrize("scenario", [1, 2, 3, 4])
 def test_arrivals_follow_the_scenario_rates(scenario: int) -> None:
     months = 24

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from power_builders import bursty_workload, cluster_nodes
+from power_builders import bursty_workload, cluster_nodes, job, node
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
@@ -24,10 +24,18 @@ from wattsched.powerctl.tuning.evaluate import (
     evaluate,
     idle_ceiling,
     policy_for,
+    replay_objectives,
     saving_ceiling,
     split_in_time,
 )
 from wattsched.powerctl.tuning.front import PickError, front_json, load_front, pick
+from wattsched.powerctl.tuning.measures import (
+    PAPER,
+    PHYSICAL,
+    TUNED,
+    off_seconds,
+    paper_saved_j,
+)
 from wattsched.powerctl.tuning.search import Evaluator, seeds, tune
 from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.model import PowerState
@@ -66,8 +74,7 @@ def test_a_tiny_run_returns_a_non_dominated_front_that_replays_to_its_objectives
 ) -> None:
     train, validation, _ = workloads()
     objs = [
-        tuple(p["train"][k] for k in ("qos_p90", "saved_fraction", "reconfigurations"))
-        for p in tiny["points"]
+        tuple(p["train"][k] for k in ("qos_p90", TUNED, "reconfigurations")) for p in tiny["points"]
     ]
     mins = [(q, -s, r) for q, s, r in objs]
     assert tiny["points"]
@@ -84,7 +91,7 @@ def test_the_front_is_never_dominated_by_its_seeds(tiny: dict) -> None:
     # front holds them or points at least as good in all three objectives (on train).
     train, _, _ = workloads()
     front = [
-        (p["train"]["qos_p90"], -p["train"]["saved_fraction"], p["train"]["reconfigurations"])
+        (p["train"]["qos_p90"], -p["train"][TUNED], p["train"]["reconfigurations"])
         for p in tiny["points"]
     ]
     for params in seeds(3):
@@ -94,19 +101,39 @@ def test_the_front_is_never_dominated_by_its_seeds(tiny: dict) -> None:
 
 def test_no_replay_saves_more_than_its_own_ceiling(tiny: dict) -> None:
     train, _, _ = workloads()
-    assert tiny["ceiling"]["train"] == saving_ceiling(train)
+    assert tiny["ceiling"]["train"] == saving_ceiling(train)  # the tuned measure
+    assert tiny["ceiling_physical"]["train"] == saving_ceiling(train, measure=PHYSICAL)
     policies = [decode(p["x"], tiny["n_sets"]) for p in tiny["points"]]
-    saved = []
+    saved: dict[str, list[float]] = {PAPER: [], PHYSICAL: []}
     for policy in [*policies, *seeds(3), 0, 60, 300]:
+        hgfs = policy if isinstance(policy, HGFSParams) else None
+        idle = policy if isinstance(policy, int) else None
         cluster = SimulatedCluster(list(train.nodes), list(train.jobs))
-        replay(cluster, registry.create("easy"), power_policy=policy_for(
-            policy if isinstance(policy, HGFSParams) else None,
-            policy if isinstance(policy, int) else None,
-        ))  # fmt: skip
-        always_on = cluster.energy_j + cluster.power_saved_j
-        saved.append(cluster.power_saved_j / always_on)
-        assert saved[-1] <= idle_ceiling(cluster, train.nodes), policy
-    assert max(saved) > 0.5 * saving_ceiling(train)  # the policies did save something
+        replay(cluster, registry.create("easy"), power_policy=policy_for(hgfs, idle))
+        o = evaluate(train, hgfs, idle_s=idle)
+        assert o.saved_fraction == cluster.power_saved_j / (
+            cluster.energy_j + cluster.power_saved_j
+        )
+        for m in (PAPER, PHYSICAL):
+            saved[m].append(o.saved(m))
+            assert saved[m][-1] <= idle_ceiling(cluster, train.nodes, m) + 1e-12, (m, policy)
+    for m in (PAPER, PHYSICAL):
+        assert max(saved[m]) > 0.5 * saving_ceiling(train, measure=m)  # they did save
+    # the same schedule, the paper's measure is the larger: no busy power in its denominator
+    assert all(p >= q for p, q in zip(saved[PAPER], saved[PHYSICAL], strict=True))
+
+
+def test_the_off_time_agrees_with_the_clusters_own_energy_books() -> None:
+    # These nodes draw their idle power while booting or shutting down and nothing when off,
+    # so the energy the cluster itself books as saved (idle W - the state's W, integrated)
+    # is idle W x the time off: eq. (4) rebuilt from the power log must equal it.
+    train, _, _ = workloads()
+    assert all(n.power.transition_w == n.power.idle_w and n.power.off_w == 0 for n in train.nodes)
+    for policy in [*seeds(3), HGFSParams()]:
+        cluster = SimulatedCluster(list(train.nodes), list(train.jobs))
+        replay(cluster, registry.create("easy"), power_policy=policy_for(policy))
+        assert cluster.power_commands > 0
+        assert paper_saved_j(cluster, train.nodes) == pytest.approx(cluster.power_saved_j)
 
 
 def test_the_ceiling_of_a_hand_made_schedule() -> None:
@@ -119,7 +146,38 @@ def test_the_ceiling_of_a_hand_made_schedule() -> None:
     ran = next(iter(cluster.records.values()))
     idle = next(n for n in nodes if n.name not in ran.nodes)
     gain = idle.power.state_watts(PowerState.ON) - idle.power.state_watts(PowerState.OFF)
-    assert saving_ceiling(w) == pytest.approx(gain * 100 / cluster.energy_j)
+    assert saving_ceiling(w, measure=PHYSICAL) == pytest.approx(gain * 100 / cluster.energy_j)
+    # the paper's: idle W x 100 s over idle W x 2 nodes x 100 s
+    assert saving_ceiling(w) == pytest.approx(0.5)
+
+
+def test_the_papers_measure_on_a_hand_made_replay() -> None:
+    # Two nodes of 100 W idle (10 s to shut down, 120 s to boot); one-node jobs of 100 s at
+    # 0 and at 2,000 s; the idle timeout at 300 s, no node kept on. One node never runs the
+    # first job: off at 300 s (down at 310 s); the other runs it until 100 s and is switched
+    # off at 400 s (down at 410 s). At 2,000 s one of them boots for the second job, which
+    # starts at 2,120 s and ends at 2,220 s. Off time: 2,000 - 410 + 2,220 - 310 = 3,500 s
+    # (whichever node boots: 2,000 - 310 + 2,220 - 410 too). Both draw 100 W idle, so
+    #   eq. (4) = 100 W x 3,500 s = 350,000 J over 100 W x 2 nodes x 2,220 s = 444,000 J
+    nodes = tuple(node(f"n{i}") for i in range(2))
+    jobs = (job("a", 0, runtime=100), job("b", 2000, runtime=100))
+    cluster = SimulatedCluster(list(nodes), list(jobs))
+    policy = IdleTimeoutPolicy(idle_s=300, min_on=0)
+    replay(cluster, registry.create("easy"), power_policy=policy)
+    assert cluster.now == 2220 and sorted((t, on) for t, _, on in cluster.power_log) == [
+        (300, False),
+        (400, False),
+        (2000, True),
+    ]  # the hand-made schedule is the one replayed
+    assert sum(off_seconds(cluster, nodes).values()) == 3500
+    o = replay_objectives(cluster, nodes)
+    assert o.paper_saved_fraction == pytest.approx(350_000 / 444_000)
+    assert o.paper_saved_kwh == pytest.approx(350_000 / 3.6e6)
+    assert o.saved_kwh == pytest.approx(cluster.power_saved_j / 3.6e6)
+    # a node that starts off and is never switched: off the whole span, half the idle W x span
+    off = (node("n0"), node("n1", state=PowerState.OFF))
+    o = evaluate(Workload("off", off, (job("a", 0, runtime=100),)))
+    assert o.reconfigurations == 0 and o.paper_saved_fraction == pytest.approx(0.5)
 
 
 def test_equal_parameters_are_replayed_once() -> None:
@@ -149,7 +207,7 @@ def test_pick_respects_its_bounds_and_says_what_is_close(tiny: dict, tmp_path: P
     chosen = pick(tiny, q, r)["validation"]
     assert chosen["qos_p90"] <= q and chosen["reconfigurations"] <= r
     within = [v for v in vals if v["qos_p90"] <= q and v["reconfigurations"] <= r]
-    assert chosen["saved_fraction"] == max(v["saved_fraction"] for v in within)
+    assert chosen[TUNED] == max(v[TUNED] for v in within)
     with pytest.raises(PickError, match="closest"):
         pick(tiny, -1.0, -1.0)
     f = tmp_path / "front.json"
@@ -157,6 +215,35 @@ def test_pick_respects_its_bounds_and_says_what_is_close(tiny: dict, tmp_path: P
     assert load_front(f)["points"] == tiny["points"]
     f.write_text("{}")
     with pytest.raises(ValueError, match="not a wattsched tuning front"):
+        load_front(f)
+
+
+def test_the_front_says_its_measure_and_an_old_front_is_picked_in_its_own(
+    tiny: dict, tmp_path: Path
+) -> None:
+    assert tiny["measure"] == TUNED == PAPER and tiny["format"].endswith("/2")
+    assert set(tiny["ceiling"]) == set(tiny["ceiling_physical"]) == {"train", "validation"}
+    # A /1 file (before the paper's measure): tuned on the physical saving, which pick uses.
+    old_keys = ("qos_p90", "saved_fraction", "reconfigurations", "energy_kwh", "power_failures")
+    old = {
+        **{k: v for k, v in tiny.items() if k not in ("measure", "ceiling_physical")},
+        "format": "wattsched-hgfs-front/1",
+        "points": [
+            {**p, "train": {k: p["train"][k] for k in old_keys},
+             "validation": {k: p["validation"][k] for k in old_keys}}
+            for p in tiny["points"]
+        ],
+    }  # fmt: skip
+    f = tmp_path / "old.json"
+    f.write_text(json.dumps(old))
+    doc = load_front(f)
+    assert doc["measure"] == PHYSICAL
+    chosen = pick(doc, 1e9, 1e9)["validation"]
+    assert chosen["saved_fraction"] == max(p["validation"]["saved_fraction"] for p in old["points"])
+    with pytest.raises(PickError, match="saved_fraction"):
+        pick(doc, -1.0, -1.0)
+    f.write_text(json.dumps({**tiny, "measure": "joules"}))
+    with pytest.raises(ValueError, match="unknown energy-saved measure"):
         load_front(f)
 
 
