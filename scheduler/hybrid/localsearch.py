@@ -8,8 +8,10 @@ scheduler, beat the CP on most instances at equal budget. Two moves, within a de
 - swaps: two jobs of the incumbent's start order exchanged (near ones more often), kept
   when the mapped schedule is better.
 
-Every candidate is a real, mapped schedule (:func:`.mapping.map_schedule`), so the best
-of them is feasible as it stands and is handed to the CP as its hint.
+Every candidate is a real, mapped schedule (:func:`.mapping.map_schedule`, compiled:
+:class:`.decode.ListDecoder`), so the best of them is feasible as it stands and is handed to
+the CP as its hint. A candidate is decoded to its objective only; its assignments are built
+when it beats the incumbent.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
-from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Job, Snapshot
+from wattsched.scheduler.hybrid.decode import ListDecoder
+from wattsched.scheduler.hybrid.mapping import MappedSchedule
+from wattsched.scheduler.model import Job
 
 Timer = Callable[[], float]
 
@@ -39,46 +41,55 @@ def _scores(jobs: Sequence[Job], max_ewt: int) -> list[np.ndarray]:
 
 
 def priority_search(
-    snap: Snapshot,
-    cache: StateCache,
+    decoder: ListDecoder,
     order: Sequence[Job],
     incumbent: Callable[[], MappedSchedule],
     consider: Callable[[MappedSchedule], None],
+    note: Callable[[str, float], None],
     *,
     deadline: float,
     timer: Timer,
     seed: int,
     sigma: float = 0.35,
 ) -> tuple[int, int]:
-    """Restarts then swaps until ``deadline``; ``order`` is PRB's. Returns (tries, wins)."""
+    """Restarts then swaps until ``deadline``; ``order`` is PRB's. A candidate that beats the
+    incumbent goes to ``consider``, any other to ``note(source, objective)``. Returns
+    (tries, wins)."""
     rng = np.random.default_rng(seed)
     jobs = list(order)
     n = len(jobs)
     if n < 2:
         return 0, 0
-    scores = _scores(jobs, snap.max_ewt())
+    scores = _scores(jobs, decoder.max_ewt)
     tries = wins = 0
     restart_until = timer() + 0.5 * max(deadline - timer(), 0.0)
 
     def attempt(cand: list[Job], source: str) -> bool:
         nonlocal tries, wins
         before = incumbent().objective
-        consider(map_schedule(snap, cache, cand, release=None, source=source))
         tries += 1
-        if incumbent().objective < before - 1e-9:
-            wins += 1
-            return True
-        return False
+        objective = decoder.objective(cand)
+        if not objective < before - 1e-9:
+            note(source, objective)
+            return False
+        consider(decoder.schedule(cand, source))
+        wins += 1
+        return True
 
     while timer() < restart_until:
         base = scores[tries % len(scores)]
         noisy = base * np.exp(rng.normal(0.0, sigma, n))
         attempt([jobs[i] for i in np.argsort(-noisy, kind="stable")], "restart")
     index = {j.id: k for k, j in enumerate(jobs)}
+    seen: MappedSchedule | None = None
+    by_start: list[Job] = []
     while timer() < deadline:
         best = incumbent()
-        start = {a.job_id: a.start for a in best.assignments}
-        cur = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
+        if best is not seen:  # the incumbent's start order, sorted once per incumbent
+            seen = best
+            start = {a.job_id: a.start for a in best.assignments}
+            by_start = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
+        cur = list(by_start)
         a = int(rng.integers(n))
         b = min(n - 1, max(0, a + int(rng.choice([-1, 1]) * (1 + rng.geometric(0.15)))))
         if a == b:
