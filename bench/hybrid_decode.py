@@ -110,6 +110,12 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=3.6, help="first search s (0: none)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument(
+        "--set",
+        type=lambda s: [kv.split("=") for kv in s.split(",")],
+        default=[],
+        help="SearchParams overrides, key=value,... (numbers)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="JSON file for the rows")
     args = ap.parse_args()
     rows = []
@@ -124,8 +130,9 @@ def main() -> None:
             row: dict[str, Any] = {"instance": f.name, "cap_idx": k, "cap_w": caps[k]}
             row["decode"] = decode_rate(snap, args.decodes, args.seed, args.profile)
             if args.budget > 0:
+                over = {k: type(getattr(PARAMS, k))(v) for k, v in args.set}
                 row["search"] = one_search(
-                    snap, replace(PARAMS, budget_s=args.budget, seed=args.seed)
+                    snap, replace(PARAMS, budget_s=args.budget, seed=args.seed, **over)
                 )
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -5,8 +5,9 @@ scheduler, beat the CP on most instances at equal budget. Two moves, within a de
 
 - restarts: a base priority score (weighted shortest walltime, weighted smallest energy, or
   PRB's rank) times log-normal noise, sorted, list scheduled on the real nodes;
-- swaps: two jobs of the incumbent's start order exchanged (near ones more often), kept
-  when the mapped schedule is better.
+- swaps: two jobs of the incumbent's start order that start at different times exchanged
+  (near ones more often), each pair once per incumbent, kept when the mapped schedule is
+  better.
 
 Every candidate is a real, mapped schedule (:func:`.mapping.map_schedule`, compiled:
 :class:`.decode.ListDecoder`), so the best of them is feasible as it stands and is handed to
@@ -26,6 +27,9 @@ from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.model import Job
 
 Timer = Callable[[], float]
+
+_MAX_SKIPS = 200
+"""Swap draws in a row without a pair worth decoding, after which a restart is tried."""
 
 
 def _scores(jobs: Sequence[Job], max_ewt: int) -> list[np.ndarray]:
@@ -52,9 +56,14 @@ def priority_search(
     seed: int,
     sigma: float = 0.35,
 ) -> tuple[int, int]:
-    """Restarts then swaps until ``deadline``; ``order`` is PRB's. A candidate that beats the
-    incumbent goes to ``consider``, any other to ``note(source, objective)``. Returns
-    (tries, wins)."""
+    """Restarts (half the time) then swaps until ``deadline``; ``order`` is PRB's. A candidate
+    that beats the incumbent goes to ``consider``, any other to ``note(source, objective)``.
+    Returns (tries, wins).
+
+    A swap exchanges two jobs of the incumbent's start order that start at different times
+    (two that start together mostly decode to the same schedule), each pair at most once per
+    incumbent (a decode is deterministic); when no such pair is drawn in a while, a restart
+    is tried instead."""
     rng = np.random.default_rng(seed)
     jobs = list(order)
     n = len(jobs)
@@ -76,24 +85,39 @@ def priority_search(
         wins += 1
         return True
 
-    while timer() < restart_until:
+    def restart() -> None:
         base = scores[tries % len(scores)]
         noisy = base * np.exp(rng.normal(0.0, sigma, n))
         attempt([jobs[i] for i in np.argsort(-noisy, kind="stable")], "restart")
+
+    while timer() < restart_until:
+        restart()
     index = {j.id: k for k, j in enumerate(jobs)}
     seen: MappedSchedule | None = None
     by_start: list[Job] = []
+    starts: list[float] = []
+    tried: set[tuple[int, int]] = set()
+    skipped = 0
     while timer() < deadline:
         best = incumbent()
         if best is not seen:  # the incumbent's start order, sorted once per incumbent
             seen = best
             start = {a.job_id: a.start for a in best.assignments}
             by_start = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
-        cur = list(by_start)
+            starts = [start.get(j.id, math.inf) for j in by_start]
+            tried.clear()
         a = int(rng.integers(n))
         b = min(n - 1, max(0, a + int(rng.choice([-1, 1]) * (1 + rng.geometric(0.15)))))
-        if a == b:
+        pair = (min(a, b), max(a, b))
+        if a == b or starts[a] == starts[b] or pair in tried:
+            skipped += 1
+            if skipped >= _MAX_SKIPS:
+                skipped = 0
+                restart()
             continue
+        skipped = 0
+        tried.add(pair)
+        cur = list(by_start)
         cur[a], cur[b] = cur[b], cur[a]
         attempt(cur, "swap")
     return tries, wins

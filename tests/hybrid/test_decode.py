@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid import decode_kernel
 from wattsched.scheduler.hybrid.decode import ListDecoder, warm
+from wattsched.scheduler.hybrid.localsearch import priority_search
 from wattsched.scheduler.hybrid.mapping import map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
@@ -165,3 +166,23 @@ def test_warm_loads_every_signature_a_decode_uses() -> None:
                     PowerCap(steps))  # fmt: skip
     ListDecoder(snap, StateCache()).schedule(list(snap.queued), "w")
     assert len(decode_kernel.list_decode.signatures) == before == 1
+
+
+def test_the_local_search_decodes_no_swap_of_jobs_that_start_together() -> None:
+    """Every job starts at once (room and power for all): every swap would exchange two jobs
+    that start together, so none is decoded (restarts are tried instead)."""
+    nodes = tuple(eurora_like_nodes(16))
+    jobs = tuple(Job(f"j{k}", 0, 100 + k, 1, Resources(cores=1, mem_mb=1024), unit_power_w=5.0)
+                 for k in range(12))  # fmt: skip
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.unlimited())
+    decoder = ListDecoder(snap, StateCache())
+    best = decoder.schedule(prb_order(snap.queued), "prb")
+    sources: list[str] = []
+    clock = iter(range(10**6))
+    tries, _ = priority_search(
+        decoder, prb_order(snap.queued), lambda: best, lambda m: sources.append(m.source),
+        lambda s, o: sources.append(s), deadline=2000.0, timer=lambda: float(next(clock)),
+        seed=0,
+    )  # fmt: skip
+    assert tries == len(sources) > 0
+    assert "swap" not in sources
