@@ -105,10 +105,11 @@ def hybrid_search(
     deadline = math.inf if params.budget_s is None else t_start + params.budget_s
     order = prb_order(snap.queued)
     rank = {j.id: k for k, j in enumerate(order)}
-    decoder = ListDecoder(snap, cache)
-    prb = decoder.schedule(order, "prb")
-    # Time kept after a solve for mapping its solution (twice the cost of the PRB mapping).
+    prb = map_schedule(snap, cache, order, release=None, source="prb")
+    # Time kept after a solve for mapping its solution (twice the cost of the PRB mapping by
+    # the mapper itself: a CP solution's release times take it, not the compiled decode).
     reserve = 2 * (timer() - t_start) + 0.01
+    decoder = ListDecoder(snap, cache)
     best = prb
     history: list[tuple[str, float]] = [("prb", prb.objective)]
     max_ewt = snap.max_ewt()
