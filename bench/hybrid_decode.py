@@ -13,7 +13,8 @@ Per instance and cap (Eurora 200-job instances, 32 nodes, runtime = walltime, al
 - ``--profile``: a pyinstrument profile of the decodes.
 
 Usage: ``.venv/bin/python bench/hybrid_decode.py [--instances A,B] [--caps 0,1]
-[--decodes 200] [--budget 3.6] [--profile]``.
+[--decodes 200] [--budget 3.6] [--profile] [--set local_search=0.8,...] [--out F.json]``;
+``--budget 0`` measures the decodes only. Results: ``bench/results/hybrid_decode_rates.json``.
 """
 
 from __future__ import annotations
