@@ -31,6 +31,11 @@ NOT_SEARCHED = frozenset({"idle", "reused", "retimed", "prb_fallback"})
 re-timing it after early ends, or replacing it by PRB's when PRB's is better)."""
 
 
+SEARCH_COUNTS = ("ls_tries", "ls_wins", "lns_moves", "lns_improvements", "solves",
+                 "mapped_schedules")  # fmt: skip
+"""The counts of a search's stats that :func:`solver_summary` reports for the first one."""
+
+
 def _hybrid(**params: Any) -> HybridDispatcher:
     params.setdefault("feedback", True)
     return HybridDispatcher(**params)
@@ -61,7 +66,9 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
     ``bound`` is the valid lower bound of the last search (:mod:`.bound`), ``first_gap`` the
     first search's best objective over its bound. ``robust``: how many searches' plans were
     kept or replaced by PRB's by the robust choice (:mod:`.robust`, or the re-search's,
-    :mod:`.research`); ``researched``: re-searches at early ends.
+    :mod:`.research`); ``researched``: re-searches at early ends. ``first_counts``: what
+    the first search decoded (:data:`SEARCH_COUNTS`: local-search tries and wins, LNS moves,
+    whole-model CP solves, mapped schedules).
     """
     searched = [s for s in stats if s.status not in NOT_SEARCHED]
     secs = [s.seconds for s in searched]
@@ -90,5 +97,8 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         "first_bound": first.bound if first else None,
         "first_gap": first.extra.get("gap") if first else None,
         "first_source": first.extra.get("best_source") if first else None,
+        "first_counts": {k: first.extra[k] for k in SEARCH_COUNTS if k in first.extra}
+        if first
+        else {},
         "robust": dict(Counter(str(s.extra["robust"]) for s in searched if "robust" in s.extra)),
     }

@@ -30,6 +30,7 @@ from functools import partial
 from typing import Any
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
+from wattsched.scheduler.hybrid import decode
 from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
 from wattsched.scheduler.hybrid.retime import (
     ended_early,
@@ -116,6 +117,7 @@ class HybridDispatcher(Dispatcher):
         research: ResearchPolicy | Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        decode.warm()  # the compiled decode loaded now, not in the first search's budget
         if mode not in MODES:
             raise SearchParamError(f"HybridDispatcher: mode={mode!r} must be one of {MODES}")
         if not cycle_budget_s > 0:

@@ -5,11 +5,14 @@ scheduler, beat the CP on most instances at equal budget. Two moves, within a de
 
 - restarts: a base priority score (weighted shortest walltime, weighted smallest energy, or
   PRB's rank) times log-normal noise, sorted, list scheduled on the real nodes;
-- swaps: two jobs of the incumbent's start order exchanged (near ones more often), kept
-  when the mapped schedule is better.
+- swaps: two jobs of the incumbent's start order that start at different times exchanged
+  (near ones more often), each pair once per incumbent, kept when the mapped schedule is
+  better.
 
-Every candidate is a real, mapped schedule (:func:`.mapping.map_schedule`), so the best
-of them is feasible as it stands and is handed to the CP as its hint.
+Every candidate is a real, mapped schedule (:func:`.mapping.map_schedule`, compiled:
+:class:`.decode.ListDecoder`), so the best of them is feasible as it stands and is handed to
+the CP as its hint. A candidate is decoded to its objective only; its assignments are built
+when it beats the incumbent.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
-from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Job, Snapshot
+from wattsched.scheduler.hybrid.decode import ListDecoder
+from wattsched.scheduler.hybrid.mapping import MappedSchedule
+from wattsched.scheduler.model import Job
 
 Timer = Callable[[], float]
+
+_MAX_SKIPS = 200
+"""Swap draws in a row without a pair worth decoding, after which a restart is tried."""
 
 
 def _scores(jobs: Sequence[Job], max_ewt: int) -> list[np.ndarray]:
@@ -39,50 +45,79 @@ def _scores(jobs: Sequence[Job], max_ewt: int) -> list[np.ndarray]:
 
 
 def priority_search(
-    snap: Snapshot,
-    cache: StateCache,
+    decoder: ListDecoder,
     order: Sequence[Job],
     incumbent: Callable[[], MappedSchedule],
     consider: Callable[[MappedSchedule], None],
+    note: Callable[[str, float], None],
     *,
     deadline: float,
     timer: Timer,
     seed: int,
     sigma: float = 0.35,
 ) -> tuple[int, int]:
-    """Restarts then swaps until ``deadline``; ``order`` is PRB's. Returns (tries, wins)."""
+    """Restarts (half the time) then swaps until ``deadline``; ``order`` is PRB's. A candidate
+    that beats the incumbent goes to ``consider``, any other to ``note(source, objective)``.
+    Returns (tries, wins).
+
+    A swap exchanges two jobs of the incumbent's start order that start at different times
+    (two that start together mostly decode to the same schedule), each pair at most once per
+    incumbent (a decode is deterministic); when no such pair is drawn in a while, a restart
+    is tried instead."""
     rng = np.random.default_rng(seed)
     jobs = list(order)
     n = len(jobs)
     if n < 2:
         return 0, 0
-    scores = _scores(jobs, snap.max_ewt())
+    scores = _scores(jobs, decoder.max_ewt)
     tries = wins = 0
     restart_until = timer() + 0.5 * max(deadline - timer(), 0.0)
 
     def attempt(cand: list[Job], source: str) -> bool:
         nonlocal tries, wins
         before = incumbent().objective
-        consider(map_schedule(snap, cache, cand, release=None, source=source))
         tries += 1
-        if incumbent().objective < before - 1e-9:
-            wins += 1
-            return True
-        return False
+        objective = decoder.objective(cand)
+        if not objective < before - 1e-9:
+            note(source, objective)
+            return False
+        consider(decoder.schedule(cand, source))
+        wins += 1
+        return True
 
-    while timer() < restart_until:
+    def restart() -> None:
         base = scores[tries % len(scores)]
         noisy = base * np.exp(rng.normal(0.0, sigma, n))
         attempt([jobs[i] for i in np.argsort(-noisy, kind="stable")], "restart")
+
+    while timer() < restart_until:
+        restart()
     index = {j.id: k for k, j in enumerate(jobs)}
+    seen: MappedSchedule | None = None
+    by_start: list[Job] = []
+    starts: list[float] = []
+    tried: set[tuple[int, int]] = set()
+    skipped = 0
     while timer() < deadline:
         best = incumbent()
-        start = {a.job_id: a.start for a in best.assignments}
-        cur = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
+        if best is not seen:  # the incumbent's start order, sorted once per incumbent
+            seen = best
+            start = {a.job_id: a.start for a in best.assignments}
+            by_start = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
+            starts = [start.get(j.id, math.inf) for j in by_start]
+            tried.clear()
         a = int(rng.integers(n))
         b = min(n - 1, max(0, a + int(rng.choice([-1, 1]) * (1 + rng.geometric(0.15)))))
-        if a == b:
+        pair = (min(a, b), max(a, b))
+        if a == b or starts[a] == starts[b] or pair in tried:
+            skipped += 1
+            if skipped >= _MAX_SKIPS:
+                skipped = 0
+                restart()
             continue
+        skipped = 0
+        tried.add(pair)
+        cur = list(by_start)
         cur[a], cur[b] = cur[b], cur[a]
         attempt(cur, "swap")
     return tries, wins

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.cpmodel import CpOutcome, Cut, solve_pooled
+from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.lns import lns, pooled_starts
 from wattsched.scheduler.hybrid.localsearch import priority_search
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
@@ -105,8 +106,10 @@ def hybrid_search(
     order = prb_order(snap.queued)
     rank = {j.id: k for k, j in enumerate(order)}
     prb = map_schedule(snap, cache, order, release=None, source="prb")
-    # Time kept after a solve for mapping its solution (twice the cost of the PRB mapping).
+    # Time kept after a solve for mapping its solution (twice the cost of the PRB mapping by
+    # the mapper itself: a CP solution's release times take it, not the compiled decode).
     reserve = 2 * (timer() - t_start) + 0.01
+    decoder = ListDecoder(snap, cache)
     best = prb
     history: list[tuple[str, float]] = [("prb", prb.objective)]
     max_ewt = snap.max_ewt()
@@ -117,19 +120,22 @@ def hybrid_search(
         if cand.objective < best.objective - 1e-9:
             best = cand
 
+    def note(source: str, objective: float) -> None:
+        history.append((source, objective))
+
     for name, seeded in seeds:
-        consider(map_schedule(snap, cache, seeded, release=None, source=name))
+        consider(decoder.schedule(seeded, name))
     if params.orderings and order:
         for name, alt in wspt_orders(order, max_ewt):
             if timer() >= deadline:
                 break
-            consider(map_schedule(snap, cache, alt, release=None, source=name))
+            consider(decoder.schedule(alt, name))
 
     extra: dict[str, float | int | str] = {"prb_objective": prb.objective}
     if params.local_search > 0 and order and math.isfinite(deadline) and best.complete:
         ls_end = timer() + params.local_search * max(deadline - timer(), 0.0)
         tries, wins = priority_search(
-            snap, cache, order, lambda: best, consider, deadline=ls_end, timer=timer,
+            decoder, order, lambda: best, consider, note, deadline=ls_end, timer=timer,
             seed=params.seed,
         )  # fmt: skip
         extra.update(ls_tries=tries, ls_wins=wins)
@@ -233,9 +239,7 @@ def hybrid_search(
         )
         consider(mapped)
         if timer() < deadline - reserve / 2:
-            consider(
-                map_schedule(snap, cache, by_release, release=None, source=f"cp{iterations}-list")
-            )
+            consider(decoder.schedule(by_release, f"cp{iterations}-list"))
         if not params.feedback:
             break
         new = [c for c in mapped.conflicts if frozenset(c) not in cut_keys]

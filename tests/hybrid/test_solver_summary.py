@@ -17,7 +17,7 @@ def test_summary_counts_searches_and_leaves_out_reused_cycles() -> None:
             seconds=0.5,
             iterations=2,
             cuts=3,
-            extra={"best_source": "cp1-mapper"},
+            extra={"best_source": "cp1-mapper", "ls_tries": 900, "lns_moves": 7, "gap": 1.2},
         ),
         SolverStats(status="reused"),
         SolverStats(status="idle"),
@@ -36,6 +36,7 @@ def test_summary_counts_searches_and_leaves_out_reused_cycles() -> None:
     assert s["cuts"] == 3
     assert s["improved_over_prb"] == 1
     assert s["objective"] == 8.0
+    assert s["first_counts"] == {"ls_tries": 900, "lns_moves": 7}
 
 
 def test_summary_of_nothing() -> None:
