@@ -115,9 +115,11 @@ class EasyQueue:
         """``(left, appended)``, the positions that left and the jobs new, when ``queued`` is
         ``last`` less the jobs at the ``started`` positions of the kept order, then new ones
         (what the simulated cluster does between two cycles), checked by one tuple comparison
-        (items compared by identity first, at C speed); None otherwise. The positions are the
-        kept order's, so this applies only while that order is the tuple's there (no held job;
-        else the checks fail)."""
+        (items compared by identity first, at C speed; the ends by identity only, so a tuple
+        of objects made anew is not taken: in between, a job equal in every field would be
+        kept as the earlier object, the same frozen job); None otherwise. The positions are
+        the kept order's, so this applies only while that order is the tuple's there (no held
+        job; else the checks fail)."""
         jobs = self.jobs
         if not started or len(jobs) != len(last) or any(last[p] is not jobs[p] for p in started):
             return None
@@ -127,9 +129,12 @@ class EasyQueue:
             kept += last[a:p]
             a = p + 1
         kept += last[a:]
-        if len(kept) > len(queued) or queued[: len(kept)] != kept:
+        k = len(kept)
+        if k > len(queued) or (k and (queued[0] is not kept[0] or queued[k - 1] is not kept[-1])):
+            return None  # a rebuilt tuple (a real RMS makes every object anew) fails here
+        if queued[:k] != kept:
             return None
-        return pos, queued[len(kept) :]
+        return pos, queued[k:]
 
     def _rebuild(self, queued: tuple[Job, ...]) -> None:
         self.rebuilds += 1
