@@ -84,18 +84,18 @@ def list_schedule(
         f0, f1, f2, f3 = state.free_total_l
         vec = cache.vec
         order: IntArray | None = None
-        failed: set[tuple[int, ...]] = set()  # shapes that did not fit since the last commit
+        failed: set[tuple[object, ...]] = set()  # kinds that did not fit since the last commit
         for job in waiting:
             jv = vec(job)
             placed = None
             tl = jv.total_l
             ok = tl[0] <= f0 and tl[1] <= f1 and tl[2] <= f2 and tl[3] <= f3
-            if ok and jv.shape not in failed:
+            if ok and jv.fit_kind not in failed:
                 if order is None:
                     order = node_order(state)
                 placed = state.place(jv, order, t)
                 if placed is None and state.last_fail == "resources":
-                    failed.add(jv.shape)
+                    failed.add(jv.fit_kind)
             if placed is None:
                 still.append(job)
                 continue

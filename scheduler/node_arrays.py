@@ -36,7 +36,7 @@ class JobVec:
     node_w: FloatArray | None = None
     """Power of one unit on each node (from the node models), when the job has no estimate."""
     shape: tuple[int, ...] = ()
-    """Per-unit requirement and unit count: jobs of one shape fit or fail together."""
+    """Per-unit requirement and unit count (see :attr:`fit_kind` for what fails together)."""
     flat_w: float | None = None
     """Power of one unit when it is the same on every node (estimate, or uniform nodes)."""
     total_l: tuple[int, ...] = ()
@@ -103,6 +103,13 @@ class JobVec:
             placement=job.placement,
             exclusive=job.exclusive,
         )
+
+    @property
+    def fit_kind(self) -> tuple[object, ...]:
+        """Shape, placement rule and exclusivity: on the same free resources, jobs of one kind
+        are placed or refused for lack of resources together (a rule or exclusivity changes
+        the nodes a placement may use, so a job failing says nothing of another rule's)."""
+        return (self.shape, self.placement, self.exclusive)
 
     def for_job(self, job: Job) -> JobVec:
         """This vector (its read-only arrays shared) with the job's own walltime and rule.

@@ -2,7 +2,8 @@
 
 The same decisions as :func:`wattsched.scheduler.listsched.list_schedule` with
 ``full=False`` over :meth:`QueueIndex.fitting`'s jobs: the candidates in priority order,
-each placed when its pooled need fits in what is free and no job of its shape failed for
+each placed when its pooled need fits in what is free and no job of its kind (shape, rule,
+exclusivity: :attr:`~wattsched.scheduler.node_arrays.JobVec.fit_kind`) failed for
 lack of resources earlier in the pass (free resources only shrink while placing, so such a
 job would fail too). Only the candidates that pass both tests are looked at in Python; the
 scan over the others is one compiled call (:func:`next_candidate`) per placement tried.

@@ -36,9 +36,10 @@ class QueueIndex:
         self._units: IntArray = np.zeros((0, 4), dtype=np.int64)
         self._alive = np.zeros(0, dtype=bool)
         self._shape: IntArray = np.zeros(0, dtype=np.int64)
-        self._shape_ids: dict[tuple[int, ...], int] = {}
-        """Per index, the id of the job's shape (per-unit need and unit count, as
-        :attr:`~wattsched.scheduler.node_arrays.JobVec.shape`): ids of one index, never reused."""
+        self._shape_ids: dict[tuple[object, ...], int] = {}
+        """Per index, the id of the job's kind (per-unit need, unit count, placement rule and
+        exclusivity, as :attr:`~wattsched.scheduler.node_arrays.JobVec.fit_kind`): ids of one
+        index, never reused."""
         self._rank = np.zeros(0, dtype=float)
         """Per index, a float in key order (equal keys: in index order), so that candidates are
         put in key order by one numpy argsort instead of a sort by tuple keys every cycle."""
@@ -189,7 +190,7 @@ class QueueIndex:
         k = job.units
         self._totals[i] = (u.cores * k, u.mem_mb * k, u.gpus * k, u.mics * k)
         self._units[i] = (u.cores, u.mem_mb, u.gpus, u.mics)
-        shape = (*u.as_tuple(), k)
+        shape = (*u.as_tuple(), k, job.placement, job.exclusive)  # JobVec.fit_kind's parts
         sid = self._shape_ids.get(shape)
         if sid is None:
             sid = self._shape_ids[shape] = len(self._shape_ids)

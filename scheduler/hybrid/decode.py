@@ -84,8 +84,8 @@ class ListDecoder:
             self.nz[e, : len(v.nz)] = v.nz
         self.units = np.array([v.units for v in vecs], dtype=np.int64)
         self.walltime = np.array([v.walltime for v in vecs], dtype=np.int64)
-        shapes: dict[tuple[int, ...], int] = {}
-        self.shape = np.array([shapes.setdefault(v.shape, len(shapes)) for v in vecs], np.int64)
+        shapes: dict[tuple[object, ...], int] = {}
+        self.shape = np.array([shapes.setdefault(v.fit_kind, len(shapes)) for v in vecs], np.int64)
         self.n_shapes = max(len(shapes), 1)
         self.flat_w = np.array([math.nan if v.flat_w is None else v.flat_w for v in vecs])
         self.node_w = np.zeros((len(vecs), n_nodes if any(v.flat_w is None for v in vecs) else 0))

@@ -83,3 +83,22 @@ def test_cap_step_down_is_respected() -> None:
     replay(cluster, registry.create("prb"))
     assert cluster.records["Z"].start == 50
     assert cluster.cap_violation_s == 0
+
+
+@pytest.mark.parametrize("name", ["prb", "easy", "fifo", "hybrid"])
+def test_a_rule_that_fails_does_not_hold_back_another_rule_of_the_same_shape(name: str) -> None:
+    # One node of 2 cores. A (two 1-core units, one per node: scatter) cannot be placed; B,
+    # the same shape with the free rule, fits on the one node and starts when it arrives (PRB's
+    # pass used to skip B as "a shape that failed"). FIFO, the control, blocks behind A.
+    from wattsched.scheduler.model import Placement
+
+    node = [Node("n0", Resources(cores=2), POWER)]
+    jobs = [
+        Job("A", 0, 100, 2, Resources(cores=1), runtime=100, placement=Placement.SCATTER),
+        Job("B", 1, 100, 2, Resources(cores=1), runtime=100),
+    ]
+    cluster = SimulatedCluster(node, jobs)
+    replay(cluster, registry.create(name), max_cycles=3)
+    starts = {jid: r.start for jid, r in cluster.records.items()}
+    assert starts["A"] is None
+    assert (starts["B"] == 1) is (name != "fifo")
