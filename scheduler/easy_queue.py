@@ -124,7 +124,8 @@ class EasyQueue:
         if not started or len(jobs) != len(last) or any(last[p] is not jobs[p] for p in started):
             return None
         pos = sorted(set(started))
-        kept, a = (), 0
+        kept: tuple[Job, ...] = ()
+        a = 0
         for p in pos:
             kept += last[a:p]
             a = p + 1
