@@ -26,8 +26,8 @@ from wattsched.scheduler.node_arrays import BoolArray, IntArray
 from wattsched.scheduler.tuple_diff import left_and_appended
 
 _SMALL = 48
-"""Queues up to this long are ordered afresh unless the last plan's noted starts explain the
-change (a sort of a few jobs costs less than the difference walk)."""
+"""Queues up to this long are ordered afresh (a sort of a few jobs costs less than bringing
+the order forward, even by the noted starts: 5.2 against 6.4 us a cycle on KTH-SP2)."""
 _SHORT = 48
 """Scans of up to this many jobs run in Python over the rows when the table is not made (it
 costs more than they do)."""
@@ -89,10 +89,10 @@ class EasyQueue:
             return
         last = self._of
         diff: tuple[list[int], Sequence[Job]] | None = None
-        if last is not None:
-            diff = self._less_started(last, queued, started)
-            if diff is None and len(queued) > _SMALL:
-                diff = self._positions(left_and_appended(last, queued, 8 + len(last) // 4))
+        if last is not None and len(queued) > _SMALL:
+            diff = self._less_started(last, queued, started) or self._positions(
+                left_and_appended(last, queued, 8 + len(last) // 4)
+            )
         if diff is None or not self._apply(*diff):
             self._rebuild(queued)
         self._of = queued
