@@ -158,11 +158,9 @@ class EasyQueue:
         when the new ones do not all come after the kept ones in submit order (then the
         caller rebuilds)."""
         # ``ids`` is a new list whenever it changes (EASY's memo keeps the last one); ``jobs``
-        # and the table are the caller's for one cycle only. A table not made (short queues
-        # are scanned over the lists) is not made here either.
+        # and the table are the caller's for one cycle only. A table not made yet is made
+        # from the lists when a scan needs it.
         rows = self._table
-        if rows is not None and len(self.rows) - len(pos) + len(appended) <= _SHORT:
-            rows = None  # short again: the lists are enough
         new = [j for j in appended if not j.held]
         if not pos and not new:
             return True
