@@ -51,9 +51,10 @@ class ResearchPolicy:
 
     ``budget_s``: wall seconds of one search; ``total_s``: of all re-plans of a replay;
     ``when``: ``always`` at every early end or only when some queued job ``fits`` now;
-    ``robust``: ``none``, ``all`` or ``rules``; ``scenarios``: runtime scenarios of each of
-    ``kinds`` (names of :data:`.robust.KINDS`, a tuple or joined by ``+``), weighed within
-    ``robust_s`` seconds; ``margin``: the share by which a plan or rule must beat PRB's;
+    ``robust``: ``none``, ``all``, ``rules`` or ``search``; ``scenarios``: runtime scenarios
+    of each of ``kinds`` (names of :data:`.robust.KINDS`, a tuple or joined by ``+``),
+    weighed within ``robust_s`` seconds; ``margin``: the share by which a plan or rule must
+    beat PRB's;
     ``learned``: ratios seen in the replay from which the prior is left out.
     """
 
