@@ -68,7 +68,7 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
     kept or replaced by PRB's by the robust choice (:mod:`.robust`, or the re-search's,
     :mod:`.research`); ``researched``: re-searches at early ends. ``first_counts``: what
     the first search decoded (:data:`SEARCH_COUNTS`: local-search tries and wins, LNS moves,
-    whole-model CP solves, mapped schedules).
+    whole-model CP solves, mapped schedules); ``research_counts``: the re-searches' decodes.
     """
     searched = [s for s in stats if s.status not in NOT_SEARCHED]
     secs = [s.seconds for s in searched]
@@ -101,4 +101,21 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         if first
         else {},
         "robust": dict(Counter(str(s.extra["robust"]) for s in searched if "robust" in s.extra)),
+        "research_counts": _research_counts(searched),
+    }
+
+
+def _research_counts(searched: Sequence[SolverStats]) -> dict[str, float]:
+    """The re-searches' local-search tries (priority lists decoded) and seconds: median and
+    range over the replay's re-searches (none: empty)."""
+    re = [s for s in searched if s.status == "researched"]
+    if not re:
+        return {}
+    tries = [float(s.extra.get("ls_tries", 0)) for s in re]
+    secs = [s.seconds for s in re]
+    return {
+        "ls_tries_p50": statistics.median(tries),
+        "ls_tries_min": min(tries),
+        "ls_tries_max": max(tries),
+        "seconds_p50": round(statistics.median(secs), 4),
     }

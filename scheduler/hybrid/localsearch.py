@@ -19,14 +19,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 
-from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.model import Job
 
 Timer = Callable[[], float]
+
+
+class Decoder(Protocol):
+    """What the local search decodes with (:class:`.decode.ListDecoder`, or
+    :class:`.scenario_search.ScenarioDecoder`: the mean over runtime scenarios)."""
+
+    max_ewt: int
+
+    def objective(self, jobs: Sequence[Job]) -> float:
+        """The objective of ``jobs`` list scheduled."""
+        ...
+
+    def schedule(self, jobs: Sequence[Job], source: str) -> MappedSchedule:
+        """``jobs`` list scheduled, with the objective of :meth:`objective`."""
+        ...
+
 
 _MAX_SKIPS = 200
 """Swap draws in a row without a pair worth decoding, after which a restart is tried."""
@@ -45,7 +61,7 @@ def _scores(jobs: Sequence[Job], max_ewt: int) -> list[np.ndarray]:
 
 
 def priority_search(
-    decoder: ListDecoder,
+    decoder: Decoder,
     order: Sequence[Job],
     incumbent: Callable[[], MappedSchedule],
     consider: Callable[[MappedSchedule], None],

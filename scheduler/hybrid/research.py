@@ -18,7 +18,9 @@ A plan better on walltimes can lose with the real runtimes (jobs end at 4 % of t
 walltime on some Eurora traces). ``robust`` picks what is carried out: ``none``, the
 search's plan; ``all``, the search's plan only if it beats PRB's in every runtime scenario
 (:func:`.robust.robust_choice`), else PRB's; ``rules``, the priority order whose list
-schedule has the lowest mean over runtime scenarios (:mod:`.rules`). The scenarios draw from
+schedule has the lowest mean over runtime scenarios (:mod:`.rules`); ``search``, the local
+search itself judging each order by that mean (:mod:`.scenario_search`; the walltime search
+when there is no scenario yet). The scenarios draw from
 the runtime/walltime ratios of the jobs ended in this replay once there are ``learned`` of
 them, else also from the prior.
 """
@@ -34,12 +36,13 @@ from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.retime import plan_order, prb_starts_now
 from wattsched.scheduler.hybrid.robust import robust_choice
 from wattsched.scheduler.hybrid.rules import best_rule
+from wattsched.scheduler.hybrid.scenario_search import scenario_search
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Assignment, Snapshot, SolverStats
 
 WHEN = ("always", "fits")
-ROBUST = ("none", "all", "rules")
+ROBUST = ("none", "all", "rules", "search")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +51,10 @@ class ResearchPolicy:
 
     ``budget_s``: wall seconds of one search; ``total_s``: of all re-plans of a replay;
     ``when``: ``always`` at every early end or only when some queued job ``fits`` now;
-    ``robust``: ``none``, ``all`` or ``rules``; ``scenarios``: runtime scenarios of each of
-    ``kinds`` (names of :data:`.robust.KINDS`, a tuple or joined by ``+``), weighed within
-    ``robust_s`` seconds; ``margin``: the share by which a plan or rule must beat PRB's;
+    ``robust``: ``none``, ``all``, ``rules`` or ``search``; ``scenarios``: runtime scenarios
+    of each of ``kinds`` (names of :data:`.robust.KINDS`, a tuple or joined by ``+``),
+    weighed within ``robust_s`` seconds; ``margin``: the share by which a plan or rule must
+    beat PRB's;
     ``learned``: ratios seen in the replay from which the prior is left out.
     """
 
@@ -124,11 +128,19 @@ class Researcher:
         left = self.policy.total_s - self.spent_s
         params = replace(self.params, budget_s=min(self.policy.budget_s, left),
                          seed=self.params.seed + self.searches)  # fmt: skip
-        found = hybrid_search(snap, cache, params, seeds=[("retime", order)])
-        best = found.best
         # The ratios seen in this replay once there are enough of them (a prior of thousands
         # of earlier jobs, or the uniform one, would drown them), else the prior too.
         pool = tuple(ratios) if len(ratios) >= self.policy.learned else (*prior, *ratios)
+        if self.policy.robust == "search":
+            judged = scenario_search(
+                snap, cache, order, pool, count=self.policy.scenarios, kinds=self.policy.kinds,
+                seed=params.seed, budget_s=params.budget_s or self.policy.budget_s,
+                margin=self.policy.margin,
+            )  # fmt: skip
+            if judged is not None:
+                return self._done(t0, judged[0], judged[1], SolverStats(status="researched"))
+        found = hybrid_search(snap, cache, params, seeds=[("retime", order)])
+        best = found.best
         robust: dict[str, float | int | str] = {}
         if self.policy.robust == "rules" and pool:
             budget = min(self.policy.robust_s, max(left - (time.perf_counter() - t0), 0.01))
@@ -142,11 +154,19 @@ class Researcher:
                 snap, best, found.prb, pool, self.policy.scenarios, params.seed,
                 self.policy.margin, budget_s=self.policy.robust_s, kinds=self.policy.kinds,
             )  # fmt: skip
+        return self._done(t0, best, robust, found.stats)
+
+    def _done(
+        self,
+        t0: float,
+        best: MappedSchedule,
+        robust: Mapping[str, float | int | str],
+        stats: SolverStats,
+    ) -> tuple[MappedSchedule, SolverStats]:
+        """A re-search's plan and its stats (status ``researched``), its time counted."""
         seconds = time.perf_counter() - t0
         self.spent_s += seconds
         self.searches += 1
-        extra = {**found.stats.extra, **robust, "best_source": best.source,
-                 "research": self.searches}  # fmt: skip
-        stats = replace(found.stats, status="researched", objective=best.objective,
-                        seconds=seconds, extra=extra)  # fmt: skip
-        return best, stats
+        extra = {**stats.extra, **robust, "best_source": best.source, "research": self.searches}
+        return best, replace(stats, status="researched", objective=best.objective,
+                             seconds=seconds, extra=extra)  # fmt: skip

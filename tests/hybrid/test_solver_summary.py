@@ -42,3 +42,18 @@ def test_summary_counts_searches_and_leaves_out_reused_cycles() -> None:
 def test_summary_of_nothing() -> None:
     s = solver_summary([])
     assert s["cycles"] == 0 and s["searches"] == 0 and s["objective"] is None
+
+
+def test_summary_counts_the_re_searches_decodes() -> None:
+    stats = [
+        SolverStats(status="feasible", seconds=3.0, extra={"ls_tries": 4000}),
+        SolverStats(status="researched", seconds=0.15, extra={"ls_tries": 300}),
+        SolverStats(status="retimed"),
+        SolverStats(status="researched", seconds=0.16, extra={"ls_tries": 500}),
+        SolverStats(status="researched", seconds=0.14, extra={"ls_tries": 100}),
+    ]
+    s = solver_summary(stats)
+    assert s["researched"] == 3
+    assert s["research_counts"] == {"ls_tries_p50": 300.0, "ls_tries_min": 100.0,
+                                    "ls_tries_max": 500.0, "seconds_p50": 0.15}  # fmt: skip
+    assert solver_summary(stats[:1])["research_counts"] == {}
