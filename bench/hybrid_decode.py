@@ -34,14 +34,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hybrid_eurora import cap_sweep, instances, load, run_one, with_protocol
+from hybrid_eurora import instances, time0_snapshots
 
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Job, PowerCap, Snapshot
+from wattsched.scheduler.model import Job, Snapshot
 
 PARAMS = SearchParams(budget_s=3.6, workers=8, retry_on_timeout=True, lns=True,
                       lower_bound="none")  # fmt: skip
@@ -121,22 +121,16 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     load0 = os.getloadavg()
-    for f in instances(args.instances):
-        nodes, jobs, _ = load(f)
-        jobs = [replace(j, submit=0) for j in with_protocol(jobs, "walltime")]
-        base = run_one(nodes, jobs, PowerCap.unlimited(), "prb", {})
-        caps = cap_sweep(nodes, jobs, base["peak_w"])
-        for k in args.caps:
-            snap = Snapshot(0, tuple(nodes), (), tuple(jobs), PowerCap.constant(caps[k]))
-            row: dict[str, Any] = {"instance": f.name, "cap_idx": k, "cap_w": caps[k]}
-            row["decode"] = decode_rate(snap, args.decodes, args.seed, args.profile)
-            if args.budget > 0:
-                over = {k: type(getattr(PARAMS, k))(v) for k, v in args.set}
-                row["search"] = one_search(
-                    snap, replace(PARAMS, budget_s=args.budget, seed=args.seed, **over)
-                )
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    for f, k, cap_w, _, snap in time0_snapshots(instances(args.instances), args.caps):
+        row: dict[str, Any] = {"instance": f.name, "cap_idx": k, "cap_w": cap_w}
+        row["decode"] = decode_rate(snap, args.decodes, args.seed, args.profile)
+        if args.budget > 0:
+            over = {k: type(getattr(PARAMS, k))(v) for k, v in args.set}
+            row["search"] = one_search(
+                snap, replace(PARAMS, budget_s=args.budget, seed=args.seed, **over)
+            )
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     if args.out is not None:
         args.out.write_text(json.dumps({"rows": rows, "loadavg": [load0, os.getloadavg()],
                                         "command": " ".join(sys.argv)}, indent=1))  # fmt: skip

@@ -33,6 +33,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,22 @@ def cap_sweep(nodes: list[Node], jobs: list[Job], prb_peak: float) -> list[float
     lo = math.ceil((static_w(nodes) + hungriest) / 10) * 10
     hi = max(prb_peak, lo + 10)
     return [round(lo + (hi - lo) * k / (N_CAPS - 1)) for k in range(N_CAPS)]
+
+
+def time0_snapshots(
+    files: list[Path], caps: list[int]
+) -> Iterator[tuple[Path, int, float, list[Job], Snapshot]]:
+    """For each instance file and cap index: ``(file, index, cap W, jobs, snapshot)``, every
+    job queued at time 0 with runtime = walltime, the caps swept from PRB's uncapped peak (the
+    one-search benchmarks' set-up)."""
+    for f in files:
+        nodes, jobs, _ = load(f)
+        jobs = [dataclasses.replace(j, submit=0) for j in with_protocol(jobs, "walltime")]
+        base = run_one(nodes, jobs, PowerCap.unlimited(), "prb", {})
+        sweep = cap_sweep(nodes, jobs, base["peak_w"])
+        for k in caps:
+            cap = PowerCap.constant(sweep[k])
+            yield f, k, sweep[k], jobs, Snapshot(0, tuple(nodes), (), tuple(jobs), cap)
 
 
 def run_one(

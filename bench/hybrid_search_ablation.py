@@ -21,12 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hybrid_eurora import cap_sweep, instances, load, run_one, with_protocol
+from hybrid_eurora import instances, time0_snapshots
 
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import PowerCap, Snapshot
 
 NEW = SearchParams(budget_s=5.0, time_limit_s=5.0, workers=8, iterations=6,
                    retry_on_timeout=False, lns=True, lower_bound="none")  # fmt: skip
@@ -47,38 +46,33 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = ap.parse_args()
     rows = []
-    for f in instances(args.instances)[: args.count]:
-        nodes, jobs, _ = load(f)
-        jobs = [replace(j, submit=0) for j in with_protocol(jobs, "walltime")]
-        base = run_one(nodes, jobs, PowerCap.unlimited(), "prb", {})
-        caps = cap_sweep(nodes, jobs, base["peak_w"])
-        for k in args.caps:
-            snap = Snapshot(0, tuple(nodes), (), tuple(jobs), PowerCap.constant(caps[k]))
-            span = sum(j.walltime for j in jobs) // 4 + max(j.walltime for j in jobs)
-            lb = max(fluid_bound(snap), lp_bound(snap, slots=120, horizon=span) or 0.0)
-            row = {"instance": f.name, "cap_idx": k, "cap_w": caps[k], "bound": lb}
-            for name, params in VARIANTS.items():
-                params = replace(params, budget_s=args.budget, time_limit_s=args.budget)
-                out = hybrid_search(snap, StateCache(), params)
-                row[name] = {
-                    "objective": out.best.objective,
-                    "ratio": out.prb.objective / out.best.objective,
-                    "gap": out.best.objective / lb if lb > 0 else None,
-                    "source": out.best.source,
-                    "status": out.stats.status,
-                    "seconds": round(out.stats.seconds, 2),
-                    "cp": {k2: v for k2, v in out.stats.extra.items()
-                           if k2.startswith(("cp_", "ls_", "lns", "solves"))},
-                }  # fmt: skip
-            row["prb"] = out.prb.objective
-            rows.append(row)
-            print(
-                f.name[:26],
-                k,
-                f"LB {lb:.0f} PRB {row['prb']:.0f}",
-                " ".join(f"{n}={row[n]['ratio']:.3f}/{row[n]['source']}" for n in VARIANTS),
-                flush=True,
-            )
+    files = instances(args.instances)[: args.count]
+    for f, k, cap_w, jobs, snap in time0_snapshots(files, args.caps):
+        span = sum(j.walltime for j in jobs) // 4 + max(j.walltime for j in jobs)
+        lb = max(fluid_bound(snap), lp_bound(snap, slots=120, horizon=span) or 0.0)
+        row = {"instance": f.name, "cap_idx": k, "cap_w": cap_w, "bound": lb}
+        for name, params in VARIANTS.items():
+            params = replace(params, budget_s=args.budget, time_limit_s=args.budget)
+            out = hybrid_search(snap, StateCache(), params)
+            row[name] = {
+                "objective": out.best.objective,
+                "ratio": out.prb.objective / out.best.objective,
+                "gap": out.best.objective / lb if lb > 0 else None,
+                "source": out.best.source,
+                "status": out.stats.status,
+                "seconds": round(out.stats.seconds, 2),
+                "cp": {k2: v for k2, v in out.stats.extra.items()
+                       if k2.startswith(("cp_", "ls_", "lns", "solves"))},
+            }  # fmt: skip
+        row["prb"] = out.prb.objective
+        rows.append(row)
+        print(
+            f.name[:26],
+            k,
+            f"LB {lb:.0f} PRB {row['prb']:.0f}",
+            " ".join(f"{n}={row[n]['ratio']:.3f}/{row[n]['source']}" for n in VARIANTS),
+            flush=True,
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     out_path = args.out / "hybrid_search_ablation.json"
     out_path.write_text(json.dumps({"rows": rows, "loadavg": os.getloadavg(),
