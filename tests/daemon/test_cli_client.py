@@ -44,11 +44,11 @@ def test_status_plan_cap_and_mode_from_the_config(tmp_path: Path) -> None:
         # Node power through the daemon: a node it does not know is a 404; a real one is
         # switched or refused by a named safety rule (409), the command goes on.
         r = run_cli("power", "nope[1-2]", "off", "-c", str(cfg))
-        assert r.returncode == 1 and r.stderr.count("404") == 2
+        assert r.returncode == 1 and r.stderr.count(": 404 ") == 2, r.stderr
         node = d.get("/nodes").json()[0]["name"]
         r = run_cli("power", node, "off", "-c", str(cfg))
         assert (r.returncode == 0 and '"on": false' in r.stdout) or (
-            r.returncode == 1 and "409" in r.stderr
+            r.returncode == 1 and ": 409 " in r.stderr
         ), (r.stdout, r.stderr)
         r = run_cli("power", node, "status", "-c", str(cfg))
         assert r.returncode == 0 and r.stdout.startswith(f"{node} "), r.stderr
@@ -61,7 +61,7 @@ def test_status_plan_cap_and_mode_from_the_config(tmp_path: Path) -> None:
         bad = tmp_path / "bad-token"
         bad.write_text("not-the-token-0123456789abcdef\n")
         r = run_cli("mode", "enforce", "--url", d.url, "--token-file", str(bad))
-        assert r.returncode == 1 and "403" in r.stderr
+        assert r.returncode == 1 and ": 403 " in r.stderr
         assert d.get("/status").json()["mode"] == "advise"
         assert TOKEN not in (tmp_path / "log").read_text()
 
