@@ -25,7 +25,7 @@ follows :mod:`wattsched.powerctl.selection`. Two additions to the paper, both do
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,10 +48,11 @@ from wattsched.powerctl.selection import (
     off_extra_w,
     without,
 )
-from wattsched.powerctl.views import SnapshotViews
+from wattsched.powerctl.views import NodeView, SnapshotViews
 from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
 
 _ALL = Resources(cores=1 << 30)
+_NOTHING = Resources()
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -168,8 +169,36 @@ class HGFSParams:
         return step if step > 0 else None
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """``centers`` and ``weights`` as float arrays, for the kernels."""
-        return np.asarray(self.centers, dtype=float), np.asarray(self.weights, dtype=float)
+        """``centers`` and ``weights`` as float arrays, for the kernels (made once per pair)."""
+        return _float_arrays(self.centers, self.weights)
+
+
+_Arrays = tuple[tuple[float, ...], tuple[float, ...], np.ndarray, np.ndarray]
+_last_arrays: _Arrays = ((), (), np.zeros(0), np.zeros(0))
+"""The last ``centers`` and ``weights`` asked and their arrays, one tuple rebound whole (a
+replay asks with the same two tuples at every cycle; kept by identity, so equal floats of
+another sign of zero are never mixed up)."""
+
+
+def _float_arrays(
+    centers: tuple[float, ...], weights: tuple[float, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``centers`` and ``weights`` as float arrays, made again only for other tuples."""
+    global _last_arrays
+    last = _last_arrays
+    if last[0] is not centers or last[1] is not weights:
+        c, w = np.asarray(centers, dtype=float), np.asarray(weights, dtype=float)
+        last = _last_arrays = (centers, weights, c, w)
+    return last[2], last[3]
+
+
+def _in_off_order(view: NodeView, names: Collection[str]) -> list[Node]:
+    """The nodes of ``view`` named in ``names``, in its off order (the same as filtering the
+    whole off order by ``names``, looking only at the named nodes)."""
+    order, where = view.off_order, view.where
+    if len(where) != len(order):  # a name comes twice: every node of it, by the long way
+        return [n for n in order if n.name in names]
+    return [order[i] for i in sorted(where[x] for x in names if x in where)]
 
 
 @dataclass(slots=True)
@@ -199,7 +228,8 @@ class HGFSPolicy(PowerPolicy):
         shapes = qv.shapes
         rooms = self.views.shape_rooms(snap)
         unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
-        short = Resources(*(max(0, a - b) for a, b in zip(largest, on_slots, strict=True)))
+        lack = tuple(max(0, a - b) for a, b in zip(largest, on_slots, strict=True))
+        short = Resources(*lack) if any(lack) else _NOTHING
         slack = self._need_slack(snap, qv.need) if queued else None
         if slack is not None:
             # Rule 1b: the free resources of the powered nodes cover need_on of the queue's.
@@ -279,9 +309,8 @@ class HGFSPolicy(PowerPolicy):
         busy, planned = self.tracker.busy(snap), planned_nodes(plan)
         idle = [
             n
-            for n in self.views.nodes(snap).off_order
-            if n.name in since
-            and power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
+            for n in _in_off_order(self.views.nodes(snap), since)
+            if power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
         ]
         idle_times = [float(snap.time - since[n.name]) for n in idle]
         fuzzy = p.fuzzy_off_count(idle_times)

@@ -250,13 +250,15 @@ def choose_on(
     cycle when the caller keeps it (asked at most once).
     """
     need = list(shortfall.as_tuple())
-    unfit = {u: k for u, k in (must_fit or {}).items() if k > 0}
+    unfit = {u: k for u, k in must_fit.items() if k > 0} if must_fit else {}
+    if not unfit and max(need) <= 0:
+        return []  # nothing to cover: the loop below would stop at its first node
     draw: float | None = None  # computed on first use: most cycles choose nothing
     chosen: list[Node] = []
     for node in candidates:
         if max_nodes is not None and len(chosen) >= max_nodes:
             break
-        if all(x <= 0 for x in need) and not unfit:
+        if not unfit and max(need) <= 0:
             break
         cap = node.capacity.as_tuple()
         helps = any(x > 0 and c > 0 for x, c in zip(need, cap, strict=True)) or any(
