@@ -25,7 +25,7 @@ follows :mod:`wattsched.powerctl.selection`. Two additions to the paper, both do
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +48,7 @@ from wattsched.powerctl.selection import (
     off_extra_w,
     without,
 )
-from wattsched.powerctl.views import NodeView, SnapshotViews
+from wattsched.powerctl.views import SnapshotViews
 from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
 
 _ALL = Resources(cores=1 << 30)
@@ -192,15 +192,6 @@ def _float_arrays(
     return last[2], last[3]
 
 
-def _in_off_order(view: NodeView, names: Collection[str]) -> list[Node]:
-    """The nodes of ``view`` named in ``names``, in its off order (the same as filtering the
-    whole off order by ``names``, looking only at the named nodes)."""
-    order, where = view.off_order, view.where
-    if len(where) != len(order):  # a name comes twice: every node of it, by the long way
-        return [n for n in order if n.name in names]
-    return [order[i] for i in sorted(where[x] for x in names if x in where)]
-
-
 @dataclass(slots=True)
 class HGFSPolicy(PowerPolicy):
     """The EECluster HGFS policy with parameters ``params``."""
@@ -295,7 +286,7 @@ class HGFSPolicy(PowerPolicy):
         self,
         snap: Snapshot,
         plan: Plan,
-        since: dict[str, int],
+        since: Mapping[str, int],
         queued: list[Job],
         mean_wait: float,
         n_powered: int,
@@ -309,7 +300,7 @@ class HGFSPolicy(PowerPolicy):
         busy, planned = self.tracker.busy(snap), planned_nodes(plan)
         idle = [
             n
-            for n in _in_off_order(self.views.nodes(snap), since)
+            for n in self.views.nodes(snap).in_off_order(since)
             if power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
         ]
         idle_times = [float(snap.time - since[n.name]) for n in idle]

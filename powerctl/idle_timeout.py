@@ -91,9 +91,7 @@ class IdleTimeoutPolicy(PowerPolicy):
         off: list[str] = []
         recheck: int | None = None
         allowed = n_powered - self.min_on
-        for node in nv.off_order:
-            if node.name not in since:
-                continue
+        for node in nv.in_off_order(since):
             if power_off_refusal(node, snap, plan, self.backoff_s, busy=busy, planned=planned):
                 continue
             due = since[node.name] + self.idle_s

@@ -14,7 +14,7 @@ since the clock did not go back), and at every node otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.powerctl.policy import busy_nodes
@@ -40,8 +40,9 @@ class IdleTracker:
             self._running = snap.running
         return self._busy
 
-    def observe(self, snap: Snapshot, plan: Plan | None = None) -> dict[str, int]:
-        """Update from ``snap`` (and the starts of ``plan``); returns ``node -> idle since``."""
+    def observe(self, snap: Snapshot, plan: Plan | None = None) -> Mapping[str, int]:
+        """Update from ``snap`` (and the starts of ``plan``); returns ``node -> idle since``:
+        the tracker's own mapping (read it, do not change it), valid until the next call."""
         busy_now = self.busy(snap)
         starting = (
             frozenset(n for a in plan.starts_now() for n in a.nodes)
@@ -52,7 +53,7 @@ class IdleTracker:
         self._last = (snap.nodes, busy_now, starting, now)
         same = last is not None and last[0] is snap.nodes and last[1] is busy_now
         if same and not starting and last is not None and not last[2]:
-            return dict(self._since)  # nothing it depends on changed: the same spells
+            return self._since  # nothing it depends on changed: the same spells
         touched = _touched(last, snap.nodes, busy_now, starting, now, self._where)
         busy = busy_now.union(starting) if starting else busy_now
         if touched is None:
@@ -69,7 +70,7 @@ class IdleTracker:
                     since.setdefault(node.name, now)
                 else:
                     since.pop(node.name, None)
-        return dict(self._since)
+        return self._since
 
     def idle_seconds(self, name: str, now: int) -> int:
         """How long ``name`` has been idle at ``now`` (0 when it is not idle)."""

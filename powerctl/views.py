@@ -11,7 +11,9 @@ exactly those the policy would compute from scratch.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from wattsched.powerctl.free_tracker import POWERED, FreeTracker, is_usable
@@ -60,7 +62,7 @@ class NodeView:
     """Pooled capacity of the usable nodes."""
     all_slots: list[int]
     """Pooled capacity of every available node."""
-    usable_kinds: Counter[Resources]
+    usable_kinds: dict[Resources, int]
     """Capacities of the usable nodes and how many have each."""
     off_order: list[Node]
     """Every node in the order to power them off."""
@@ -82,6 +84,14 @@ class NodeView:
         if self._powered is None:
             self._powered = [n for n in self.nodes if n.state in _POWERED]
         return self._powered
+
+    def in_off_order(self, names: Collection[str]) -> list[Node]:
+        """The nodes named in ``names``, in ``off_order`` (the same as filtering the whole
+        off order by ``names``, looking only at the named nodes)."""
+        order, where = self.off_order, self.where
+        if len(where) != len(order):  # a name comes twice: every node of it, the long way
+            return [n for n in order if n.name in names]
+        return [order[i] for i in sorted(where[x] for x in names if x in where)]
 
     @property
     def usable(self) -> list[Node]:
@@ -117,6 +127,8 @@ class SnapshotViews:
         self._queue_view: QueueView | None = None
         self._rooms_key: tuple[object, object] | None = None
         self._rooms: dict[Shape, int] = {}
+        self._room_of: dict[tuple[Shape, Resources], int] = {}
+        """:func:`~wattsched.powerctl.selection._room` of each shape and node capacity seen."""
         self._draw_key: tuple[object, object] | None = None
         self._draw: RunningDraw | None = None
         self._static_of: tuple[Node, ...] | None = None
@@ -235,9 +247,19 @@ class SnapshotViews:
             or (key[1] is not self._rooms_key[1])
         ):
             kinds = self.nodes(snap).usable_kinds
-            self._rooms = {
-                u: sum(k * _room(u, c) for c, k in kinds.items()) for u in self.queue(snap).shapes
-            }
+            room_of = self._room_of
+            if len(room_of) > 4096:
+                room_of.clear()  # a long-lived daemon's shapes come and go
+            rooms: dict[Shape, int] = {}
+            for u in self.queue(snap).shapes:
+                total = 0
+                for c, k in kinds.items():
+                    r = room_of.get((u, c))
+                    if r is None:
+                        r = room_of[u, c] = _room(u, c)
+                    total += k * r
+                rooms[u] = total
+            self._rooms = rooms
             self._rooms_key = key
         return self._rooms
 
@@ -273,7 +295,7 @@ def _restated(
             return None
     on_slots = list(view.on_slots)
     all_slots = list(view.all_slots)
-    kinds = Counter(view.usable_kinds)
+    kinds = dict(view.usable_kinds)
     off_order = list(view.off_order)
     where = view.where
     n_powered = view.n_powered
@@ -283,9 +305,11 @@ def _restated(
         sign = int(is_usable(b)) - int(is_usable(a))
         if sign:
             on_slots = [s + sign * c for s, c in zip(on_slots, cap, strict=True)]
-            kinds[a.capacity] += sign
-            if kinds[a.capacity] <= 0:
-                del kinds[a.capacity]
+            k = kinds.get(a.capacity, 0) + sign
+            if k > 0:
+                kinds[a.capacity] = k
+            else:
+                kinds.pop(a.capacity, None)
         avail = int(b.available) - int(a.available)
         if avail:
             all_slots = [s + avail * c for s, c in zip(all_slots, cap, strict=True)]
@@ -303,16 +327,35 @@ def _restated(
     if view.candidates is not None and now < view.candidates_until:
         backoff_s = view.candidates_backoff
         new = {b.name: b for _, b in changed}
-        cands = [n for n in view.candidates if n.name not in new]
-        added = [b for b in new.values() if _candidate(b, now, backoff_s)]
-        if added:
-            if out.on_rank is None:
-                out.on_rank = {n.name: i for i, n in enumerate(order_for_on(nodes))}
-            rank = out.on_rank
-            cands = sorted(cands + added, key=lambda n: rank[n.name])
-        out.candidates = cands
+        if out.on_rank is None:
+            out.on_rank = {n.name: i for i, n in enumerate(order_for_on(nodes))}
+        rank = out.on_rank
+        if len(rank) == len(nodes):
+            out.candidates = _recandidates(view.candidates, new, rank, now, backoff_s)
+        else:  # a name comes twice: the stable sort by name's rank, as made afresh
+            cands = [n for n in view.candidates if n.name not in new]
+            added = [b for b in new.values() if _candidate(b, now, backoff_s)]
+            out.candidates = sorted(cands + added, key=lambda n: rank[n.name])
         out.candidates_until = view.candidates_until
         out.candidates_backoff = backoff_s
+    return out
+
+
+def _recandidates(
+    cands: list[Node], new: dict[str, Node], rank: dict[str, int], now: int, backoff_s: int
+) -> list[Node]:
+    """The power-on candidates ``cands`` (in ``rank`` order: every node's position in the on
+    order, by name) less the nodes named in ``new``, plus those of ``new`` that now are ones,
+    in ``rank`` order (the nodes' names distinct: each found by bisection)."""
+    key = lambda n: rank[n.name]  # noqa: E731
+    out = list(cands)
+    for name in new:
+        i = bisect_left(out, rank[name], key=key)
+        if i < len(out) and out[i].name == name:
+            del out[i]
+    for b in new.values():
+        if _candidate(b, now, backoff_s):
+            insort(out, b, key=key)
     return out
 
 
