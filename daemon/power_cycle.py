@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from wattsched.connectors.base import Connector, ConnectorError
@@ -27,7 +28,7 @@ from wattsched.powerctl.policy import (
     DEFAULT_BACKOFF_S,
     PowerDecision,
     PowerPolicy,
-    busy_nodes,
+    busy_set,
     planned_nodes,
     power_off_refusal,
 )
@@ -98,7 +99,7 @@ class PowerOutcome:
 
 def refusal(
     control: PowerControl, snap: Snapshot, plan: Plan, node: str, on: bool,
-    busy: set[str] | None = None, planned: set[str] | None = None,
+    busy: AbstractSet[str] | None = None, planned: AbstractSet[str] | None = None,
     index: Mapping[str, Node] | None = None,
 ) -> str | None:  # fmt: skip
     """Why a command must not be sent now (the safety rules of DESIGN.md), or None.
@@ -179,7 +180,7 @@ def apply_power_policy(
     decision = control.policy.decide(snap, plan)
     out = PowerOutcome(decision)
     if act and not decision.empty:
-        busy, planned = busy_nodes(snap), planned_nodes(plan)
+        busy, planned = busy_set(snap), planned_nodes(plan)
         index = {n.name: n for n in snap.nodes}
         # refusal looks at the first node of a name, the index holds the last: the same
         # unless a name comes twice.

@@ -219,7 +219,7 @@ class HGFSPolicy(PowerPolicy):
         shapes = qv.shapes
         rooms = self.views.shape_rooms(snap)
         unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
-        lack = tuple(max(0, a - b) for a, b in zip(largest, on_slots, strict=True))
+        lack = [max(0, a - b) for a, b in zip(largest, on_slots, strict=True)]
         short = Resources(*lack) if any(lack) else _NOTHING
         slack = self._need_slack(snap, qv.need) if queued else None
         if slack is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from wattsched.powerctl.node_diff import changed_nodes
+from wattsched.powerctl.policy import busy_set
 from wattsched.scheduler.model import Node, Plan, PowerState, RunningJob, Snapshot
 
 _NONE: frozenset[str] = frozenset()
@@ -38,8 +39,7 @@ class IdleTracker:
         """:func:`~wattsched.powerctl.policy.busy_nodes` of ``snap`` (kept while its running
         jobs are the same tuple)."""
         if snap.running is not self._running:
-            # busy_nodes(snap), as one union at C speed
-            self._busy = _NONE.union(*[rj.nodes for rj in snap.running])
+            self._busy = busy_set(snap)
             self._running = snap.running
         return self._busy
 

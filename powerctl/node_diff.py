@@ -9,6 +9,9 @@ and keeping them keeps their identities from being reused).
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import is_not
+
 from wattsched.scheduler.model import Node
 
 Changes = tuple[tuple[Node, Node], ...]
@@ -31,8 +34,11 @@ def changed_nodes(old: tuple[Node, ...], new: tuple[Node, ...]) -> Changes | Non
         return last_out
     out: Changes | None = None
     if len(old) == len(new):
-        out = tuple((a, b) for a, b in zip(old, new, strict=True) if a is not b)
-        if any(a.name != b.name for a, b in out):
-            out = None
+        # The positions whose object differs, found at C speed (most nodes are the same).
+        out = tuple([(old[i], new[i]) for i in compress(range(len(new)), map(is_not, old, new))])
+        for a, b in out:
+            if a.name != b.name:
+                out = None
+                break
     _last = (old, new, out)
     return out

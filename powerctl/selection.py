@@ -249,6 +249,8 @@ def choose_on(
     Nodes that help with neither are not chosen. ``draw_of``: the :func:`draw_w` of this
     cycle when the caller keeps it (asked at most once).
     """
+    if not candidates:
+        return []
     need = list(shortfall.as_tuple())
     unfit = {u: k for u, k in must_fit.items() if k > 0} if must_fit else {}
     if not unfit and max(need) <= 0:
