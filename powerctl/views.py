@@ -41,6 +41,7 @@ from wattsched.scheduler.model import (
     Resources,
     Snapshot,
 )
+from wattsched.scheduler.tuple_diff import left_and_appended
 
 _POWERED = POWERED
 
@@ -288,7 +289,7 @@ def _restated(
         return None
     for a, b in changed:
         if (
-            a.capacity != b.capacity
+            (a.capacity is not b.capacity and a.capacity != b.capacity)
             or a.efficiency != b.efficiency
             or a.last_power_failure != b.last_power_failure
         ):
@@ -367,15 +368,18 @@ def _requeued(
     view: QueueView, old: tuple[Job, ...] | None, queued: tuple[Job, ...]
 ) -> QueueView | None:
     """``view`` brought to ``queued`` from the jobs that came and went (by object), or None
-    when a job that left may have held a largest request (then it is made afresh)."""
+    when a job that left may have held a largest request (then it is made afresh).
+
+    The jobs that went and came are those of :func:`left_and_appended` (``queued`` is ``old``
+    less them, then the new ones: the figures are sums and maxima over the jobs, so a job
+    listed both as gone and as come, in a reordered tuple, only costs the two updates)."""
     if old is None:
         return None
-    before = {id(j): j for j in old}
-    now = {id(j) for j in queued}
-    if len(before) != len(old) or len(now) != len(queued):
-        return None  # a job object twice
-    gone = [j for k, j in before.items() if k not in now and not j.held]
-    came = [j for j in queued if id(j) not in before and not j.held]
+    diff = left_and_appended(old, queued, len(old))
+    if diff is None:
+        return None
+    gone = [j for j in diff[0] if not j.held]
+    came = [j for j in diff[1] if not j.held]
     most, need, shapes = list(view.most), list(view.need), dict(view.shapes)
     submit_sum = view.submit_sum
     for j in gone:
