@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.acting import Outcome, StartJournal
@@ -36,6 +37,7 @@ from wattsched.powerctl.switching import Switcher, SwitchResult
 from wattsched.scheduler.model import Node, Plan, PowerState, Snapshot
 
 log = logging.getLogger(__name__)
+_name = attrgetter("name")
 
 
 @dataclass
@@ -181,7 +183,7 @@ def apply_power_policy(
     out = PowerOutcome(decision)
     if act and not decision.empty:
         busy, planned = busy_set(snap), planned_nodes(plan)
-        index = {n.name: n for n in snap.nodes}
+        index = dict(zip(map(_name, snap.nodes), snap.nodes, strict=True))  # last of a name
         # refusal looks at the first node of a name, the index holds the last: the same
         # unless a name comes twice.
         first = index if len(index) == len(snap.nodes) else None

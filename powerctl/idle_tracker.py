@@ -67,9 +67,9 @@ class IdleTracker:
                     since[node.name] = min(self._since.get(node.name, now), now)
             self._since = since
         else:
-            since = self._since
+            since, on = self._since, PowerState.ON
             for node in touched:
-                if node.state is PowerState.ON and node.name not in busy:
+                if node.state is on and node.name not in busy:
                     since.setdefault(node.name, now)
                 else:
                     since.pop(node.name, None)

@@ -92,7 +92,7 @@ class NodeView:
         order, where = self.off_order, self.where
         if len(where) != len(order):  # a name comes twice: every node of it, the long way
             return [n for n in order if n.name in names]
-        return [order[i] for i in sorted(where[x] for x in names if x in where)]
+        return [order[i] for i in sorted([where[x] for x in names if x in where])]
 
     @property
     def usable(self) -> list[Node]:
