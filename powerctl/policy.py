@@ -45,7 +45,7 @@ class PowerDecision:
     recheck_at: int | None = None
 
     def __post_init__(self) -> None:
-        both = set(self.off) & set(self.on)
+        both = set(self.off) & set(self.on) if self.off and self.on else None
         if both:
             raise PowerPolicyError("PowerDecision", "off/on", sorted(both), "names nodes twice")
 
