@@ -98,7 +98,7 @@ class PRBDispatcher(Dispatcher):
         nc = snap.cap.next_change(m.time)
         if nc is not None and nc <= snap.time:
             return False
-        planned: tuple[Assignment, ...] = m.extra  # type: ignore[assignment]
+        planned: tuple[Assignment, ...] = m.extra  # the plan's starts (see plan)
         n = len(m.running)
         running = snap.running
         if len(running) != n + len(planned) or running[:n] != m.running:
