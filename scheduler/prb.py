@@ -59,8 +59,6 @@ class PRBDispatcher(Dispatcher):
         self.queue = QueueIndex(prb_key)
         self._free_max: IntArray = np.zeros(len(RESOURCES), dtype=np.int64)
         self._node_order = KeptNodeOrder()
-        self.own_start_shortcuts = 0
-        """Plans that tried only the arrivals after a plan whose starts were the only change."""
 
     def plan(self, snap: Snapshot) -> Plan:
         state = self.cache.state(snap)
@@ -68,12 +66,9 @@ class PRBDispatcher(Dispatcher):
             starts = self._list(state, snap, prb_order(snap.queued))
         else:
             new = self.queue.sync(snap.queued, self._started_last(), snap.queue_edits)
-            own = self._only_own_starts(snap)
-            self.own_start_shortcuts += own
-            if own or self._same_cluster(snap):
-                # Only arrivals since a plan that started nothing on this very cluster, or
-                # whose starts are the cluster's only change: the jobs it tried fail again, so
-                # only the new ones need trying.
+            if self._same_cluster(snap):
+                # Only arrivals since a plan that started nothing on this very cluster: the
+                # jobs it tried fail again, so only the new ones need trying.
                 starts = self._list(state, snap, prb_order(new))
             else:
                 # Only jobs whose total need fits in what is free (pooled) can start now.
@@ -83,30 +78,8 @@ class PRBDispatcher(Dispatcher):
                     state, self.cache, self.queue, snap.time, free_max, node_order=self._node_order
                 )
         plan = Plan(snap.time, tuple(starts), SolverStats(status="heuristic"))
-        self._remember(snap, [], plan, plan.assignments)
+        self._remember(snap, [], plan)
         return plan
-
-    def _only_own_starts(self, snap: Snapshot) -> bool:
-        """True when the cluster changed since the last plan only by that plan's starts, each
-        running where it was planned (the very same nodes and cap, no cap step since): the
-        state now is the one the last pass ended with, in which every job it looked at started
-        or could not start (free resources only shrank while placing), so that only the jobs
-        that arrived since may start (:meth:`_same_cluster` is the case with no start)."""
-        m = self._memo
-        if m is None or not m.started_any or m.nodes is not snap.nodes or m.cap is not snap.cap:
-            return False
-        nc = snap.cap.next_change(m.time)
-        if nc is not None and nc <= snap.time:
-            return False
-        planned: tuple[Assignment, ...] = m.extra  # the plan's starts (see plan)
-        n = len(m.running)
-        running = snap.running
-        if len(running) != n + len(planned) or running[:n] != m.running:
-            return False
-        for rj, a in zip(running[n:], planned, strict=True):
-            if rj.job.id != a.job_id or rj.nodes != a.nodes:
-                return False
-        return True
 
     def _list(self, state: ClusterState, snap: Snapshot, jobs: list[Job]) -> list[Assignment]:
         # Running jobs' ends matter only to the full forward plan (list_schedule reads them
