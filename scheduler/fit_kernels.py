@@ -22,7 +22,7 @@ _BIG = np.iinfo(np.int64).max
 
 
 @njit(cache=True, nogil=True)
-def first_fit(
+def fit_into(
     free: IntArray,
     req: IntArray,
     nz: IntArray,
@@ -36,18 +36,23 @@ def first_fit(
     check_held: bool,
     exclusive: bool,
     rule: int,
-) -> tuple[IntArray, IntArray]:
-    """Nodes for ``units`` units in ``order``, each node filled as far as it has room.
+    take: IntArray,
+    counts: IntArray,
+) -> int:
+    """Nodes for ``units`` units in ``order``, each node filled as far as it has room, written
+    into ``take[:m]`` (node indexes) and ``counts[:m]`` (units), scratch arrays of at least
+    ``len(order)``; returns ``m``, 0 when the units do not all fit (then nothing is made:
+    most of PRB's placements fail, and allocating and returning two arrays cost more than the
+    scan).
 
     Room on node ``i``: ``min_r free[i, r] // req[r]`` over the needed resources, 0 where
     the node is unusable, at most ``limit_k[i]`` (``use_limit``), 0 on a node held whole by
     an exclusive job (``check_held``), 0 on a busy node for an exclusive job, at most 1 per
-    node (scatter), all units or none (pack). Returns ``(node_indexes, unit_counts)``, empty
-    when the units do not all fit.
+    node (scatter), all units or none (pack). A node with less free than one unit needs of a
+    resource has no room whatever the rest (no division then: a full cluster's nodes mostly
+    have none).
     """
     n = order.shape[0]
-    take = np.empty(n, np.int64)
-    counts = np.empty(n, np.int64)
     m = 0
     got = 0
     for p in range(n):
@@ -56,9 +61,15 @@ def first_fit(
             continue
         k = _BIG
         for r in nz:
-            q = free[i, r] // req[r]
+            f = free[i, r]
+            if f < req[r]:
+                k = 0
+                break
+            q = f // req[r]
             if q < k:
                 k = q
+        if k <= 0:
+            continue
         if use_limit and limit_k[i] < k:
             k = limit_k[i]
         if check_held and held_whole[i] > 0:
@@ -79,8 +90,36 @@ def first_fit(
         m += 1
         got += k
         if got == units:
-            return take[:m], counts[:m]
-    return take[:0], counts[:0]
+            return m
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def first_fit(
+    free: IntArray,
+    req: IntArray,
+    nz: IntArray,
+    usable: BoolArray,
+    order: IntArray,
+    units: int,
+    limit_k: IntArray,
+    use_limit: bool,
+    held_whole: IntArray,
+    busy_units: IntArray,
+    check_held: bool,
+    exclusive: bool,
+    rule: int,
+) -> tuple[IntArray, IntArray]:
+    """:func:`fit_into` returning ``(node_indexes, unit_counts)``, empty when the units do not
+    all fit."""
+    n = order.shape[0]
+    take = np.empty(n, np.int64)
+    counts = np.empty(n, np.int64)
+    m = fit_into(
+        free, req, nz, usable, order, units, limit_k, use_limit, held_whole, busy_units,
+        check_held, exclusive, rule, take, counts,
+    )  # fmt: skip
+    return take[:m], counts[:m]
 
 
 @njit(cache=True, nogil=True)
@@ -214,6 +253,10 @@ def warm() -> None:
         idx, counts = first_fit(
             free, req, nz, usable, order, 1, zeros, False, zeros, busy, False, False, RULE_FREE
         )
+        fit_into(
+            free, req, nz, usable, order, 1, zeros, False, zeros, busy, False, False, RULE_FREE,
+            idx.copy(), counts.copy(),
+        )  # fmt: skip
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
     spare = np.ones((2, 4), np.int64)

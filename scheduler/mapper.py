@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from wattsched.scheduler.fit_kernels import RULE_FREE, RULE_PACK, RULE_SCATTER, book, first_fit
+from wattsched.scheduler.fit_kernels import RULE_FREE, RULE_PACK, RULE_SCATTER, book, fit_into
 from wattsched.scheduler.model import Job, Node, Placement, PowerCap, Snapshot
 from wattsched.scheduler.node_arrays import (
     EPS_W,
@@ -52,6 +52,10 @@ class ClusterState:
         updated in place, never rebound, so a caller may hold it across commits)."""
         self.last_fail = ""
         """Why the last :meth:`place` failed: ``resources`` or ``power``."""
+        n = len(arrays.names)
+        self._scratch = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+        """Where :func:`fit_into` writes a placement (shared by the copies: each placement is
+        copied out at once)."""
 
     def copy(self) -> ClusterState:
         """An independent copy (for look-ahead)."""
@@ -65,6 +69,7 @@ class ClusterState:
         other.power_w = self.power_w
         other.free_total_l = list(self.free_total_l)
         other.last_fail = ""
+        other._scratch = self._scratch
         return other
 
     # -- power -------------------------------------------------------------------------------
@@ -126,7 +131,10 @@ class ClusterState:
         if self.power_w + jv.min_w > limit + EPS_W:
             self.last_fail = "power"  # not even on the cheapest nodes
             return None
-        take, counts = first_fit(
+        take, counts = self._scratch
+        if len(order) > len(take):  # never in practice: an order lists each node once
+            take, counts = self._scratch = (np.empty_like(order), np.empty_like(order))
+        m = fit_into(
             self.free,
             jv.req,
             jv.nz,
@@ -140,14 +148,17 @@ class ClusterState:
             self.exclusive_jobs > 0,
             jv.exclusive,
             _RULE[jv.placement],
+            take,
+            counts,
         )
-        if not len(take):
+        if not m:
             return None
+        take, counts = take[:m], counts[:m]
         if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
             self.last_fail = "power"
             return None
         self.last_fail = ""
-        return take, counts
+        return take.copy(), counts.copy()
 
     def rule_violation(self, jv: JobVec, idx: IntArray, counts: IntArray) -> str:
         """Why this placement breaks the job's rule or an exclusive job's ("" when not)."""

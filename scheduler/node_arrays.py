@@ -55,21 +55,25 @@ class JobVec:
         arrays: NodeArrays | None = None,
         shapes: dict[tuple[object, ...], JobVec] | None = None,
     ) -> JobVec:
-        """The job's arrays. ``shapes`` keeps one vector per (unit, units, unit power) built
-        on ``arrays``: a job of a shape seen before shares its (read-only) arrays, and only its
-        own walltime and rule are new."""
-        if shapes is not None:
-            key = (job.unit, job.units, job.unit_power_w)
-            t = shapes.get(key)
-            if t is None:
-                t = shapes[key] = cls.of(job, arrays)
-            return t.for_job(job)
-        unit = job.unit.as_tuple()
-        units = job.units
+        """The job's arrays. ``shapes`` keeps one vector per (unit, units) built on ``arrays``
+        (:meth:`of_shape`): a job of a shape seen before shares its (read-only) arrays, and
+        only its own walltime, rule and power estimate are new (:meth:`for_job`)."""
+        if shapes is None:
+            return cls.of_shape(job.unit.as_tuple(), job.units, arrays).for_job(job)
+        key = (job.unit, job.units)
+        t = shapes.get(key)
+        if t is None:
+            t = shapes[key] = cls.of_shape(job.unit.as_tuple(), job.units, arrays)
+        return t.for_job(job)
+
+    @classmethod
+    def of_shape(cls, unit: tuple[int, ...], units: int, arrays: NodeArrays | None) -> JobVec:
+        """The vector of ``units`` units of ``unit`` with no power estimate (each unit's power
+        from the node models of ``arrays``), walltime 0, free placement."""
         req = np.array(unit, dtype=np.int64)
         node_w = None
-        flat_w = job.unit_power_w
-        if job.unit_power_w is None and arrays is not None:
+        flat_w = None
+        if arrays is not None:
             node_w = arrays.res_w @ req.astype(float)
             if arrays.uniform_power and len(node_w):
                 flat_w = float(node_w[0])
@@ -91,8 +95,8 @@ class JobVec:
         return cls(
             req=req,
             units=units,
-            walltime=job.walltime,
-            unit_power_w=job.unit_power_w,
+            walltime=0,
+            unit_power_w=None,
             nz=nz,
             total=total,
             node_w=node_w,
@@ -100,8 +104,6 @@ class JobVec:
             flat_w=flat_w,
             total_l=total_l,
             min_w=min_w,
-            placement=job.placement,
-            exclusive=job.exclusive,
         )
 
     @property
@@ -112,22 +114,41 @@ class JobVec:
         return (self.shape, self.placement, self.exclusive)
 
     def for_job(self, job: Job) -> JobVec:
-        """This vector (its read-only arrays shared) with the job's own walltime and rule.
+        """This shape's vector (:meth:`of_shape`; its read-only arrays shared) with the job's
+        own walltime and rule, and its power estimate when it has one (then one unit draws
+        that on any node: no per-node power).
 
         Built field by field rather than by :func:`dataclasses.replace` (which inspects the
         fields at every call: a fifth of a vector's cost, once per job of a replay)."""
+        w = job.unit_power_w
+        if w is None:
+            return JobVec(
+                self.req,
+                self.units,
+                job.walltime,
+                None,
+                self.nz,
+                self.total,
+                self.node_w,
+                self.shape,
+                self.flat_w,
+                self.total_l,
+                self.min_w,
+                job.placement,
+                job.exclusive,
+            )
         return JobVec(
             self.req,
             self.units,
             job.walltime,
-            self.unit_power_w,
+            w,
             self.nz,
             self.total,
-            self.node_w,
+            None,
             self.shape,
-            self.flat_w,
+            w,
             self.total_l,
-            self.min_w,
+            w * self.units,
             job.placement,
             job.exclusive,
         )

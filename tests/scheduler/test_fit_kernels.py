@@ -10,7 +10,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wattsched.scheduler.fit_kernels import RULE_FREE, RULE_PACK, RULE_SCATTER, book, first_fit
+from wattsched.scheduler.fit_kernels import (
+    RULE_FREE,
+    RULE_PACK,
+    RULE_SCATTER,
+    book,
+    first_fit,
+    fit_into,
+)
 
 
 def reference_fit(
@@ -106,6 +113,39 @@ def test_first_fit_is_the_numpy_formula(c: dict[str, object]) -> None:
     assert (take.tolist(), counts.tolist()) == want
 
 
+@settings(max_examples=400, deadline=None)
+@given(cases(), st.integers(0, 3))
+def test_fit_into_writes_the_numpy_formula_s_placement(c: dict[str, object], extra: int) -> None:
+    # Into scratch arrays (dirty, possibly longer than the order): the count, and the placement
+    # in their first entries; 0 when the units do not all fit.
+    free, req = _books(c)
+    limit = c["limit_k"]
+    held = c["held_whole"]
+    order = c["order"]
+    assert isinstance(held, np.ndarray) and isinstance(order, np.ndarray)
+    take = np.full(len(order) + extra, -7, np.int64)
+    counts = np.full(len(order) + extra, -7, np.int64)
+    m = fit_into(
+        free,
+        req,
+        np.flatnonzero(req).astype(np.int64),
+        c["usable"],
+        order,
+        c["units"],
+        np.zeros(0, np.int64) if limit is None else limit,
+        limit is not None,
+        held,
+        c["busy_units"],
+        bool((held > 0).any()),
+        c["exclusive"],
+        c["rule"],
+        take,
+        counts,
+    )
+    want = reference_fit(**c)  # type: ignore[arg-type]
+    assert (take[:m].tolist(), counts[:m].tolist()) == want
+
+
 @settings(max_examples=200, deadline=None)
 @given(cases())
 def test_book_then_give_back_restores_the_node_books(c: dict[str, object]) -> None:
@@ -134,7 +174,7 @@ from wattsched.scheduler import pass_kernels as pk
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 
 fk.warm()
-kernels = (fk.first_fit, fk.book, fk.room_both, fk.units_in, fk.col_sums,
+kernels = (fk.first_fit, fk.fit_into, fk.book, fk.room_both, fk.units_in, fk.col_sums,
            pk.next_candidate, pk.fitting_ranked, pk.usable_max)
 loaded = {k: list(k.signatures) for k in kernels}
 nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=8000), NodePowerModel(idle_w=20, core_w=5))
