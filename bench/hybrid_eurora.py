@@ -228,6 +228,11 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     if args.predict == "history":  # the jobs that ended before the instance
                         predictor.learn_all(ended_before(DATA, f, earliest))
                     row["predictor_history"] = predictor.learned
+                    if "runtime_ratios" in params:  # its own errors: runtime / prediction
+                        errors = tuple(min(1.0, e) for e in predictor.errors)
+                        use = len(errors) >= MIN_EARLIER
+                        params["runtime_ratios"] = errors if use else UNIFORM_PRIOR
+                        row["prior"] = "errors" if use else "uniform"
                 row["hybrid"] = run_one(nodes, pj, cap, "hybrid", params)
                 row.update(bound_of(nodes, pj, cap, protocol))
                 p, h, lb = row["prb"]["objective"], row["hybrid"]["objective"], row["bound"]

@@ -180,6 +180,7 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         self.research = Researcher(policy, self.params) if policy and mode == "offline" else None
         self.predictor = RuntimePredictor() if predictor is True else predictor or None
         self._predicted: dict[str, int] = {}
+        self._vcache: StateCache | None = None
 
     # -- the dispatcher interface -------------------------------------------------------------
 
