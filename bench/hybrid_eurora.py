@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hybrid_runtime_prior import UNIFORM_PRIOR, first_arrival, runtime_ratios
+from hybrid_runtime_prior import UNIFORM_PRIOR, ended_before, first_arrival, runtime_ratios
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.connectors.traces.eurora import (
@@ -54,6 +54,7 @@ from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.robust import KINDS
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
+from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eurora"
 MACHINE = "nodes_#32"
@@ -222,6 +223,16 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["prior_jobs"] = len(earlier)
                 if protocol == "real" and args.research is not None:
                     params["research"] = args.research
+                if protocol == "real" and args.predict != "off":
+                    params["predictor"] = predictor = RuntimePredictor()
+                    if args.predict == "history":  # the jobs that ended before the instance
+                        predictor.learn_all(ended_before(DATA, f, earliest))
+                    row["predictor_history"] = predictor.learned
+                    if "runtime_ratios" in params:  # its own errors: runtime / prediction
+                        errors = tuple(min(1.0, e) for e in predictor.errors)
+                        use = len(errors) >= MIN_EARLIER
+                        params["runtime_ratios"] = errors if use else UNIFORM_PRIOR
+                        row["prior"] = "errors" if use else "uniform"
                 row["hybrid"] = run_one(nodes, pj, cap, "hybrid", params)
                 row.update(bound_of(nodes, pj, cap, protocol))
                 p, h, lb = row["prb"]["objective"], row["hybrid"]["objective"], row["bound"]
@@ -340,6 +351,14 @@ def main() -> None:
         help="real protocol: re-search at early ends, 'on' or key=value,... of "
         "ResearchPolicy (budget_s, total_s, when, durations, cp); 'off': none",
     )
+    ap.add_argument(
+        "--predict",
+        choices=("off", "history", "online"),
+        default="off",
+        help="real protocol: the hybrid plans on predicted runtimes (RuntimePredictor) "
+        "learned from the historical jobs that ended before the instance and online "
+        "('history'), or online only ('online'); 'off': on walltimes",
+    )
     ap.add_argument("--online-traces", type=int, default=2)
     ap.add_argument("--online-runs", type=int, default=3)
     ap.add_argument("--online-cap", type=float, default=1500.0)
@@ -365,6 +384,7 @@ def main() -> None:
             "runtime_prior": args.runtime_prior,
             "scenario_kinds": args.scenario_kinds,
             "research": args.research,
+            "predict": args.predict,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }

@@ -16,6 +16,9 @@ from datetime import datetime
 from functools import cache
 from pathlib import Path
 
+from wattsched.connectors.traces.eurora import read_eurora_jobs, read_queues
+from wattsched.scheduler.model import Job
+
 FMT = "%Y-%m-%d %H:%M:%S"
 UNIFORM_PRIOR = tuple((k + 0.5) / 20 for k in range(20))
 """The prior without earlier data (the first historical instances, the synthetic ones): a
@@ -68,3 +71,36 @@ def runtime_ratios(root: Path, instance: Path, earliest: Path) -> tuple[float, .
     ref = instance if "historical" in str(instance) else earliest
     cutoff = first_arrival(ref)
     return tuple(r for end, r in _history(root) if end < cutoff)
+
+
+@cache
+def _ended_jobs(root: Path) -> tuple[tuple[datetime, Job, int], ...]:
+    """(end, job, runtime s) of every historical job, each id once, by end (jobs as
+    :func:`read_eurora_jobs` reads them, so their classes are the dispatcher's)."""
+    queues = read_queues(root / "system_configs" / "system_queues")
+    ends = {}
+    for f in sorted((root / "historical_traces").glob("*/*.log_crypt")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            parts = line.strip().split("__")
+            if len(parts) >= 3:
+                try:
+                    ends.setdefault(
+                        parts[0].split(";")[0], datetime.strptime(parts[-1].split(";")[1], FMT)
+                    )
+                except (ValueError, IndexError):
+                    continue  # fmt: skip
+    seen: dict[str, tuple[datetime, Job, int]] = {}
+    for f in sorted((root / "historical_traces").glob("*/*.log_crypt")):
+        for job in read_eurora_jobs(f, queues=queues).jobs:
+            if job.id in ends and job.id not in seen and job.runtime is not None:
+                seen[job.id] = (ends[job.id], job, job.runtime)
+    return tuple(sorted(seen.values(), key=lambda e: (e[0], e[1].id)))
+
+
+def ended_before(root: Path, instance: Path, earliest: Path) -> list[tuple[Job, int]]:
+    """``(job, runtime)`` of the historical jobs that ended before ``instance`` (a historical
+    one) or before ``earliest`` (for a synthetic one), in end order: the history a runtime
+    predictor (:mod:`wattsched.scheduler.runtime_predictor`) is given, as for the prior."""
+    ref = instance if "historical" in str(instance) else earliest
+    cutoff = first_arrival(ref)
+    return [(job, run) for end, job, run in _ended_jobs(root) if end < cutoff]

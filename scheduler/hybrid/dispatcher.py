@@ -31,14 +31,10 @@ from typing import Any
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order
 from wattsched.scheduler.hybrid import decode
+from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
-from wattsched.scheduler.hybrid.retime import (
-    ended_early,
-    prb_if_better,
-    prb_rule_plan,
-    refit,
-    retime,
-)
+from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, prb_rule_plan, retime
+from wattsched.scheduler.hybrid.reuse import PlanMemory
 from wattsched.scheduler.hybrid.robust import KINDS, robust_choice
 from wattsched.scheduler.hybrid.search import (
     ReplanReport,
@@ -48,9 +44,10 @@ from wattsched.scheduler.hybrid.search import (
     hybrid_search,
 )
 from wattsched.scheduler.listsched import list_schedule
-from wattsched.scheduler.mapper import placement_of
+from wattsched.scheduler.mapper import StateCache, placement_of
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
 from wattsched.scheduler.prb import prb_node_order
+from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +60,7 @@ ROBUST_S = 4.0
 """Wall seconds at most for weighing a plan under runtime scenarios (:mod:`.robust`)."""
 
 
-class HybridDispatcher(Dispatcher):
+class HybridDispatcher(PlanMemory, Dispatcher):
     """The power-capping paper's hybrid dispatcher (DEC), with or without feedback.
 
     Parameters: ``feedback``; ``mode`` (``online`` or ``offline``); ``iterations`` (CP solves
@@ -86,7 +83,11 @@ class HybridDispatcher(Dispatcher):
     ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
     PRB's rule starts the jobs, as after the first early end; None: judged on walltimes);
     ``research`` (offline: a :class:`.research.ResearchPolicy` or its fields, the re-search
-    at early ends; None: none, PRB's rule or re-timing as above).
+    at early ends; None: none, PRB's rule or re-timing as above); ``predictor`` (offline: a
+    :class:`~wattsched.scheduler.runtime_predictor.RuntimePredictor`, or True for one that
+    learns only from the jobs seen to end; the search, its scenarios and the re-search plan
+    on predicted runtimes, :mod:`.predicted`, and a job past its prediction makes the plan
+    stale as an early end does; None, the default: walltimes).
     """
 
     name = "hybrid"
@@ -115,6 +116,7 @@ class HybridDispatcher(Dispatcher):
         scenarios: int = 2,
         scenario_kinds: Sequence[str] = KINDS,
         research: ResearchPolicy | Mapping[str, Any] | None = None,
+        predictor: RuntimePredictor | bool | None = None,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -176,73 +178,21 @@ class HybridDispatcher(Dispatcher):
         self._ratios: list[float] = []
         policy = ResearchPolicy(**research) if isinstance(research, Mapping) else research
         self.research = Researcher(policy, self.params) if policy and mode == "offline" else None
-
-    # -- plan reuse ------------------------------------------------------------------------
-
-    def _still_on_plan(self, snap: Snapshot) -> bool:
-        """True when the cluster is where the stored plan put it, so its later starts hold.
-
-        Every running job must be one the plan knows, from the start and on the nodes it
-        knows (a planned job: its planned nodes, and its planned start online; offline a start
-        delayed to a later event is accepted). A job past its end estimate that still runs
-        breaks the plan (it assumed the job would be gone by now). Online also: no planned
-        start was missed, and exactly the jobs the plan expects to run now do.
-        """
-        if not self._schedule or snap.nodes is not self._nodes or snap.cap != self._cap:
-            return False
-        for rj in snap.running:
-            if rj.end_estimate <= snap.time:
-                return False  # overrunning: it holds its nodes until the RMS says otherwise
-            a = self._schedule.get(rj.job.id)
-            if a is not None:
-                late = rj.start > a.start and self.mode == "offline"
-                if tuple(rj.nodes) != a.nodes or (rj.start != a.start and not late):
-                    return False  # it runs elsewhere, earlier or later than planned: stale
-            elif self._running.get(rj.job.id) != (rj.start, tuple(rj.nodes)):
-                return False  # unknown, or requeued and started again elsewhere
-        queued = {j.id for j in snap.queued}
-        if not queued <= self._schedule.keys():
-            return False
-        if self.mode == "offline":
-            # Jobs that end before their walltime only free room; a start planned at an
-            # instant that is no event any more is carried out at the next event.
-            return True
-        for jid, a in self._schedule.items():
-            if jid in queued and a.start < snap.time:
-                return False  # planned earlier but not started
-        expected = {jid for jid, end in self._running_ends.items() if end > snap.time}
-        for jid, a in self._schedule.items():
-            if a.start <= snap.time < a.start + self._walltime[jid] and jid not in queued:
-                expected.add(jid)
-        running = {rj.job.id for rj in snap.running}
-        return running == expected
-
-    def _remember(self, snap: Snapshot, assignments: tuple[Assignment, ...]) -> None:
-        self._schedule = {a.job_id: a for a in assignments}
-        self._nodes = snap.nodes
-        self._cap = snap.cap
-        self._walltime = {j.id: j.walltime for j in snap.queued}
-        self._running_ends = {rj.job.id: rj.end_estimate for rj in snap.running}
-        self._running = {rj.job.id: (rj.start, tuple(rj.nodes)) for rj in snap.running}
-
-    def _refit(self, snap: Snapshot, now: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
-        """Store the plan as carried out (:func:`.retime.refit`); its later starts."""
-        if not self._schedule:
-            return ()
-        stored, later = refit(snap, self.cache, self._schedule, now)
-        self._schedule = stored
-        return later
+        self.predictor = RuntimePredictor() if predictor is True else predictor or None
+        self._predicted: dict[str, int] = {}
+        self._vcache: StateCache | None = None
 
     # -- the dispatcher interface -------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
+        real, snap = snap, self._view(snap)
         if self.mode == "offline":
             self._learn_runtimes(snap)
         if not snap.queued:
             self._schedule = {}
             return Plan(snap.time, (), SolverStats(status="idle"))
         if self._prb_jobs is not None and {j.id for j in snap.queued} <= self._prb_jobs:
-            return prb_rule_plan(snap, self.cache, "prb_rule")
+            return prb_rule_plan(real, self.cache, "prb_rule")
         if self._still_on_plan(snap):
             queued = {j.id for j in snap.queued}
             kept = tuple(
@@ -250,25 +200,26 @@ class HybridDispatcher(Dispatcher):
                 for jid, a in self._schedule.items()
                 if jid in queued
             )
-            if self.mode == "offline" and ended_early(
-                snap, self._schedule, self._walltime, self._running_ends
+            if self.mode == "offline" and (
+                ended_early(snap, self._schedule, self._walltime, self._running_ends)
+                or (self.predictor is not None and self._overran(snap))
             ):
-                return self._after_early_end(snap)
-            fallback = self._prb_if_better(snap)
+                return self._after_early_end(snap, real)
+            fallback = self._prb_if_better(snap, real)
             if fallback is not None:
                 return fallback
-            reused = self._checked(snap, self._select(snap, kept))
+            reused = self._checked(real, self._select(snap, kept))
             return Plan(snap.time, reused, SolverStats(status="reused"), self._wake(snap))
         left = self.total_budget_s - self.spent_s
         if left <= MIN_REPLAN_S:
-            return prb_rule_plan(snap, self.cache, "budget_spent")
+            return prb_rule_plan(real, self.cache, "budget_spent")
         params = self.params
         if math.isfinite(left):
             # A re-plan gets at most 60 % of what is left: later ones still get some.
             share = left if left <= 1.0 else 0.6 * left
             params = replace(params, budget_s=min(params.budget_s or math.inf, share))
         t0 = time.perf_counter()
-        outcome = hybrid_search(snap, self.cache, params)
+        outcome = hybrid_search(snap, self._pc, params)
         best, robust = outcome.best, {}
         if self.prior is not None and self.mode == "offline":
             best, robust = robust_choice(snap, outcome.best, outcome.prb,
@@ -288,9 +239,9 @@ class HybridDispatcher(Dispatcher):
             log.warning("hybrid: some jobs fit nowhere at t=%d; they wait", snap.time)
         if self.mode == "offline" or best.complete:
             self._remember(snap, assignments)
-        selected = self._checked(snap, self._select(snap, assignments))
+        selected = self._checked(real, self._select(snap, assignments))
         if self.fill_now:
-            filled = self._fill(snap, selected)
+            filled = self._fill(real, selected)
             if len(filled) > len(selected):
                 # The fill started jobs the plan did not start now: store the plan after it.
                 stats = replace(stats, extra={**stats.extra, "filled": len(filled) - len(selected)})
@@ -301,16 +252,16 @@ class HybridDispatcher(Dispatcher):
                 selected = filled
         return Plan(snap.time, selected, stats, self._wake(snap))
 
-    def _prb_if_better(self, snap: Snapshot) -> Plan | None:
+    def _prb_if_better(self, snap: Snapshot, real: Snapshot) -> Plan | None:
         """The fallback on a reused plan (:func:`.retime.prb_if_better`): PRB's plan, stored,
         when it beats the stored plan from the cluster as it is; else None."""
-        found = prb_if_better(snap, self.cache, self._schedule)
+        found = prb_if_better(snap, self._pc, self._schedule)
         if found is None:
             return None
         prb, planned = found
         self.fallbacks += 1
         self._remember(snap, prb.assignments)
-        selected = self._checked(snap, self._select(snap, prb.assignments))
+        selected = self._checked(real, self._select(snap, prb.assignments))
         extra: dict[str, float | int | str] = {"plan_objective": planned}
         stats = SolverStats(status="prb_fallback", objective=prb.objective, extra=extra)
         return Plan(snap.time, selected, stats, self._wake(snap))
@@ -323,23 +274,38 @@ class HybridDispatcher(Dispatcher):
                 self._ratios.append(min(1.0, (snap.time - start) / max(wall, 1)))
         self._watch = {jid: (rj.start, rj.job.walltime) for jid, rj in now.items()}
 
-    def _after_early_end(self, snap: Snapshot) -> Plan:
+    def _after_early_end(self, snap: Snapshot, real: Snapshot) -> Plan:
         """Jobs ended early: a re-search (:mod:`.research`); else with runtime ratios PRB's
         rule from now on (:func:`.robust.follow_then_prb`), else re-timed (:mod:`.retime`)."""
         if self.research is not None:
-            best, stats = self.research.replan(snap, self.cache, self._schedule, self._ratios,
+            best, stats = self.research.replan(snap, self._pc, self._schedule, self._ratios,
                                                self.prior or ())  # fmt: skip
         elif self.prior is not None:
             self._prb_jobs = frozenset(j.id for j in snap.queued)
-            return prb_rule_plan(snap, self.cache, "prb_rule")
+            return prb_rule_plan(real, self.cache, "prb_rule")
         else:
             ratio = statistics.median(self._ratios) if self._ratios else 1.0
-            best = retime(snap, self.cache, self._schedule, ratio)
+            best = retime(snap, self._pc, self._schedule, ratio)
             stats = SolverStats(status="retimed", objective=best.objective,
                                 extra={"best_source": best.source})  # fmt: skip
         self._remember(snap, best.assignments)
-        selected = self._checked(snap, self._select(snap, best.assignments))
+        selected = self._checked(real, self._select(snap, best.assignments))
         return Plan(snap.time, selected, stats, self._wake(snap))
+
+    def _view(self, snap: Snapshot) -> Snapshot:
+        """The snapshot to plan on: with a predictor (offline), learn from the jobs that ended
+        and return the predicted view (:mod:`.predicted`; a fresh cache of job vectors once a
+        prediction changed); else the snapshot itself."""
+        if self.predictor is None or self.mode != "offline":
+            return snap
+        self.predictor.observe(snap)
+        view, durations = predicted_view(snap, self.predictor)
+        if self._vcache is None or any(
+            self._predicted.get(jid, d) != d for jid, d in durations.items()
+        ):
+            self._vcache = StateCache()
+        self._predicted.update(durations)
+        return view
 
     def _wake(self, snap: Snapshot) -> int | None:
         """The stored plan's next start after now (the cycle must run then to carry it out:

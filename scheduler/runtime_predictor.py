@@ -1,0 +1,106 @@
+"""A per-job runtime predictor learned from finished jobs (issue 16, real-runtime protocol).
+
+In the spirit of Tsafrir, Etsion and Feitelson (2007, "Backfilling using system-generated
+predictions rather than user runtime estimates"): a job's runtime is predicted from the
+runtimes of the last jobs *of the same user* that finished. The Eurora traces hide users, so
+the job's *class* stands in for them: its queue, its number of units, its unit (cores,
+memory, GPUs, MICs) and its walltime (a user's job array or a repeated script shares all of
+them).
+
+Prediction (:meth:`RuntimePredictor.predict`), with its fallbacks in turn:
+
+1. ``class``: the mean of the last ``depth`` (2) runtimes of finished jobs of the job's
+   class (queue, units, unit, walltime);
+2. ``coarse``: else the same over the coarser class (queue, walltime);
+3. ``walltime``: else the job's walltime (the user's estimate).
+
+Never above the walltime (the RMS kills a job there) and never below 1 s.
+
+Causality: the predictor learns only what it is told has *ended*: a history the administrator
+gives (:meth:`learn`, e.g. the jobs that ended before the replay), and online the jobs seen
+to end (:meth:`observe`: a running job that leaves the snapshot and is not queued again ran
+for the time observed). A job that has not ended, queued or running, never informs a
+prediction, and nothing of a job's own runtime is read (``Job.runtime`` is never used).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from wattsched.scheduler.model import Job, Snapshot
+
+LEVELS = ("class", "coarse", "walltime")
+"""Where a prediction comes from, finest first."""
+
+
+def job_class(job: Job) -> tuple[object, ...]:
+    """The fine class of a job: queue, units, unit and walltime (a stand-in for its user)."""
+    return (job.queue, job.units, job.unit.as_tuple(), job.walltime)
+
+
+def coarse_class(job: Job) -> tuple[object, ...]:
+    """The coarse class of a job: queue and walltime."""
+    return (job.queue, job.walltime)
+
+
+@dataclass
+class RuntimePredictor:
+    """Predicts a job's runtime from the finished jobs of its class (see the module doc).
+
+    ``depth``: how many recent runtimes of a class are kept (their mean is the prediction).
+    """
+
+    depth: int = 2
+    _fine: dict[tuple[object, ...], deque[int]] = field(default_factory=dict, repr=False)
+    _coarse: dict[tuple[object, ...], deque[int]] = field(default_factory=dict, repr=False)
+    _watch: dict[str, tuple[Job, int]] = field(default_factory=dict, repr=False)
+    learned: int = 0
+    """How many ended jobs informed the predictor (history and online)."""
+    errors: list[float] = field(default_factory=list, repr=False)
+    """Runtime over the prediction made just before each job was learned (a causal record of
+    the predictor's own error, for runtime scenarios around its predictions)."""
+
+    def __post_init__(self) -> None:
+        if self.depth < 1:
+            raise ValueError(f"RuntimePredictor: depth={self.depth!r} must be >= 1")
+
+    def learn(self, job: Job, runtime: int) -> None:
+        """A job that has ended after running ``runtime`` seconds (clamped to [1, walltime])."""
+        run = max(1, min(int(runtime), job.walltime))
+        self.errors.append(run / self.predict(job))
+        for table, key in ((self._fine, job_class(job)), (self._coarse, coarse_class(job))):
+            table.setdefault(key, deque(maxlen=self.depth)).append(run)
+        self.learned += 1
+
+    def learn_all(self, ended: Iterable[tuple[Job, int]]) -> None:
+        """Learn ``(job, runtime)`` pairs of ended jobs, in the order they ended."""
+        for job, runtime in ended:
+            self.learn(job, runtime)
+
+    def level(self, job: Job) -> str:
+        """Where :meth:`predict` takes the job's prediction from (one of :data:`LEVELS`)."""
+        if job_class(job) in self._fine:
+            return "class"
+        return "coarse" if coarse_class(job) in self._coarse else "walltime"
+
+    def predict(self, job: Job) -> int:
+        """The job's predicted runtime in seconds: in [1, walltime] (see the module doc)."""
+        recent = self._fine.get(job_class(job)) or self._coarse.get(coarse_class(job))
+        if not recent:
+            return job.walltime
+        return max(1, min(job.walltime, round(sum(recent) / len(recent))))
+
+    def observe(self, snap: Snapshot) -> list[str]:
+        """Learn online from a snapshot: every job seen running in the last one observed that
+        has left the running set (and is not queued again: a requeue is no end) ran from its
+        start until now. Returns the ids learned."""
+        running = {rj.job.id for rj in snap.running}
+        queued = {j.id for j in snap.queued}
+        ended = [jid for jid in self._watch if jid not in running and jid not in queued]
+        for jid in ended:
+            job, start = self._watch[jid]
+            self.learn(job, snap.time - start)
+        self._watch = {rj.job.id: (rj.job, rj.start) for rj in snap.running}
+        return ended

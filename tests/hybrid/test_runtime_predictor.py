@@ -1,0 +1,117 @@
+"""The runtime predictor (``scheduler/runtime_predictor.py``) and the hybrid's predicted view."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
+from wattsched.scheduler.dispatcher import create
+from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
+from wattsched.scheduler.hybrid.predicted import predicted_view
+from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
+from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
+from wattsched.scheduler.runtime_predictor import RuntimePredictor
+
+
+def _job(jid: str, walltime: int = 3600, cores: int = 4, queue: str = "q", units: int = 1) -> Job:
+    return Job(id=jid, submit=0, walltime=walltime, units=units, unit=Resources(cores=cores),
+               queue=queue, runtime=7)  # fmt: skip
+
+
+def test_the_prediction_is_the_mean_of_the_last_two_of_the_class() -> None:
+    p = RuntimePredictor()
+    p.learn_all([(_job("a"), 100), (_job("b"), 200), (_job("c"), 400)])
+    assert p.predict(_job("x")) == 300 and p.level(_job("x")) == "class"
+
+
+def test_the_fallbacks_coarse_class_then_walltime() -> None:
+    p = RuntimePredictor()
+    p.learn(_job("a", cores=8), 100)  # same queue and walltime, another shape
+    assert p.level(_job("x")) == "coarse" and p.predict(_job("x")) == 100
+    assert p.level(_job("y", queue="other")) == "walltime"
+    assert p.predict(_job("y", queue="other")) == 3600
+    assert p.predict(_job("z", walltime=60)) == 60  # another walltime: another class
+
+
+def test_never_above_the_walltime_nor_below_one_second() -> None:
+    p = RuntimePredictor()
+    p.learn(_job("a"), 10**6)  # clamped to the walltime when learned
+    p.learn(_job("b"), 0)
+    assert p.predict(_job("x")) == (3600 + 1) // 2
+    assert 1 <= p.predict(_job("x")) <= 3600
+    assert p.errors[0] == 1.0  # 3600 s against the walltime predicted
+
+
+def test_a_job_that_has_not_ended_never_informs_a_prediction() -> None:
+    node = Node("n1", Resources(cores=16))
+    run, queued = _job("r"), _job("w")
+    p = RuntimePredictor()
+    at = {t: Snapshot(t, (node,), (RunningJob(run, 0, ("n1",), 3600),), (queued,))
+          for t in (0, 500, 900)}  # fmt: skip
+    for t in (0, 500, 900):  # running, then still running: nothing learned
+        assert p.observe(at[t]) == []
+        assert p.predict(queued) == 3600 and p.learned == 0
+    # requeued (back in the queue, not running): no end either
+    assert p.observe(Snapshot(950, (node,), (), (run, queued))) == []
+    assert p.learned == 0
+    p.observe(at[900])
+    assert p.observe(Snapshot(1000, (node,), (), (queued,))) == ["r"]  # ended: ran 1000 s
+    assert p.predict(queued) == 1000
+
+
+def test_the_predicted_view_plans_on_predictions_and_keeps_overrunning_jobs() -> None:
+    node = Node("n1", Resources(cores=16))
+    p = RuntimePredictor()
+    p.learn(_job("old"), 100)
+    snap = Snapshot(300, (node,), (RunningJob(_job("r"), 0, ("n1",), 3600),),
+                    (_job("w"), _job("v", queue="other")))  # fmt: skip
+    view, durations = predicted_view(snap, p)
+    assert [j.walltime for j in view.queued] == [100, 3600]
+    (rj,) = view.running
+    # past its prediction (100 s) and still running: as long again as it has run, at most
+    # its walltime end
+    assert rj.end_estimate == 600 and durations["r"] == 600
+    assert snap.queued[0].walltime == 3600  # the snapshot itself is untouched
+    late = replace(snap, time=3000)
+    assert predicted_view(late, p)[0].running[0].end_estimate == 3600
+
+
+def _replay(predictor: RuntimePredictor | bool | None) -> tuple[SimulatedCluster, object]:
+    nodes = eurora_like_nodes(6)
+    jobs = [replace(j, runtime=max(1, j.walltime // (2 + k % 5)))
+            for k, j in enumerate(eurora_like_jobs(24, seed=3))]  # fmt: skip
+    cluster = SimulatedCluster(nodes, jobs, PowerCap.constant(2500.0), offline=True,
+                               record_power=False)  # fmt: skip
+    hybrid = create("hybrid", mode="offline", workers=1, total_budget_s=1.0, predictor=predictor,
+                    research={"budget_s": 0.05, "total_s": 0.5, "robust": "none"})  # fmt: skip
+    res = replay(cluster, hybrid, keep_stats=True)
+    assert res.start_errors == 0 and cluster.cap_violation_s == 0
+    assert all(r.start is not None for r in cluster.records.values())
+    return cluster, hybrid
+
+
+def test_online_learning_from_a_replay_learns_each_ended_job_once_as_it_ran() -> None:
+    p = RuntimePredictor(depth=50)
+    cluster, _ = _replay(p)
+    ran = Counter(r.job.runtime for r in cluster.records.values())
+    learned = Counter(v for runs in p._fine.values() for v in runs)
+    # each job learned once, at a cycle after its end, with the runtime it ran (the jobs that
+    # end after the replay's last cycle are never seen to end)
+    assert not learned - ran
+    last = max(r.end or 0 for r in cluster.records.values())
+    assert p.learned >= sum(1 for r in cluster.records.values() if (r.end or 0) < last)
+
+
+def test_the_default_plans_on_walltimes() -> None:
+    assert HybridDispatcher(mode="offline").predictor is None
+    assert isinstance(HybridDispatcher(mode="offline", predictor=True).predictor,
+                      RuntimePredictor)  # fmt: skip
+
+
+def test_depth_is_checked() -> None:
+    with pytest.raises(ValueError, match="depth"):
+        RuntimePredictor(depth=0)
