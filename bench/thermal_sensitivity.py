@@ -1,0 +1,122 @@
+"""Sensitivity of the thermal paper benchmark to what the paper leaves open: the supply
+temperature ``T_sup`` and the recirculation matrix ``D`` (the default two-row matrix scaled).
+
+For each setting, the first ``--instances`` seeded instances of ``bench/thermal_paper.py``
+(the same generator, the same MILP searches: :func:`milp_cp.search` for HPC,
+:func:`cloud_search.search` for Cloud, ``--time-limit`` seconds each) and the ratios of the mean
+makespans the paper publishes: MILP / balance lower bound (paper 1.359), Spatio-Temporal /
+MILP (19 / 15), Coolest / MILP (21 / 15), Cloud / HPC (0.89).
+
+Usage: ``.venv/bin/python bench/thermal_sensitivity.py [--instances 10] [--time-limit 8]
+[--t-sup 10 15 20 25] [--d-scale 0 2] [--out bench/results]``
+(``--d-scale`` values run at ``T_sup`` = 20 C; ``--t-sup`` values with the default ``D``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from thermal_paper import T_SUP, run_one  # the sibling script
+
+PAPER = {"milp_lb": 15 / 11.04, "st_milp": 19 / 15, "coolest_milp": 21 / 15, "cloud_hpc": 0.89}
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The ratios of mean makespans over the rows of one setting."""
+
+    def mean(key: str) -> float:
+        return statistics.fmean(
+            r[key]["makespan"] if key in ("hpc", "cloud") else r[key] for r in rows
+        )
+
+    hpc = mean("hpc")
+    return {
+        "milp_lb": hpc / mean("lb_paper"),
+        "st_milp": mean("spatio_temporal") / hpc,
+        "coolest_milp": mean("coolest") / hpc,
+        "cloud_hpc": mean("cloud") / hpc,
+        "hpc": hpc,
+        "hpc_optimal": sum(r["hpc"]["status"] == "optimal" for r in rows),
+        "cloud_optimal": sum(r["cloud"]["status"] == "optimal" for r in rows),
+        "valid": sum(r["hpc"]["valid"] and r["cloud"]["valid"] for r in rows),
+    }
+
+
+def report(meta: dict[str, Any], settings: list[dict[str, Any]]) -> str:
+    """The markdown table, one line per setting."""
+    lines = [
+        "# Thermal paper benchmark: sensitivity to T_sup and D",
+        "",
+        f"- date {meta['date']}, commit {meta['commit']}",
+        f"- command: `.venv/bin/python {meta['command']}` (wall {meta['wall_s']} s)",
+        f"- {meta['instances']} instances (seeds 0-{meta['instances'] - 1}), "
+        f"{meta['time_limit_s']} s per MILP search (HPC and Cloud), {meta['workers']} workers; "
+        "ratios of the mean makespans.",
+        "",
+        "| T_sup (C) | D scale | MILP / LB | ST / MILP | Coolest / MILP | Cloud / HPC "
+        "| mean MILP | HPC opt | Cloud opt | valid |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in settings:
+        m = s["summary"]
+        lines.append(
+            f"| {s['t_sup']:g} | {s['d_scale']:g} | {m['milp_lb']:.3f} | {m['st_milp']:.3f} | "
+            f"{m['coolest_milp']:.3f} | {m['cloud_hpc']:.3f} | {m['hpc']:.2f} | "
+            f"{m['hpc_optimal']} | {m['cloud_optimal']} | {m['valid']} |"
+        )
+    p = PAPER
+    lines.append(
+        f"| paper | - | {p['milp_lb']:.3f} | {p['st_milp']:.3f} | {p['coolest_milp']:.3f} | "
+        f"{p['cloud_hpc']:.3f} | 15 | - | - | - |"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--instances", type=int, default=10)
+    ap.add_argument("--time-limit", type=float, default=8.0)
+    ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--t-sup", type=float, nargs="*", default=[10.0, 15.0, 20.0, 25.0])
+    ap.add_argument("--d-scale", type=float, nargs="*", default=[0.0, 2.0])
+    ap.add_argument("--out", type=Path, default=Path("bench/results"))
+    args = ap.parse_args()
+    started = time.perf_counter()
+    grid = [(t, 1.0) for t in args.t_sup] + [(T_SUP, d) for d in args.d_scale]
+    settings = []
+    for t_sup, d_scale in grid:
+        rows = [
+            run_one(k, args.time_limit, [], False, args.workers, t_sup=t_sup, d_scale=d_scale)
+            for k in range(args.instances)
+        ]
+        settings.append(
+            {"t_sup": t_sup, "d_scale": d_scale, "rows": rows, "summary": summary(rows)}
+        )
+        print(t_sup, d_scale, settings[-1]["summary"], file=sys.stderr, flush=True)
+    meta = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip(),
+        "command": "bench/thermal_sensitivity.py " + " ".join(sys.argv[1:]),
+        "wall_s": round(time.perf_counter() - started, 1),
+        "instances": args.instances,
+        "time_limit_s": args.time_limit,
+        "workers": args.workers,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    doc = {"meta": meta, "settings": settings}
+    (args.out / "thermal_sensitivity.json").write_text(json.dumps(doc, indent=1))
+    (args.out / "thermal_sensitivity.md").write_text(report(meta, settings))
+
+
+if __name__ == "__main__":
+    main()
