@@ -170,6 +170,7 @@ def report(
 _M_STAR_MODELS = {
     "milp.solve": "the paper's model (`milp.solve`)",
     "milp_cp.search": "the strong model's search (`milp_cp.search`, from the HPC one's schedule)",
+    "cloud_search.search": "the Cloud LNS (`cloud_search.search`, from the HPC one's schedule)",
 }
 
 

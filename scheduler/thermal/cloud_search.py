@@ -10,7 +10,8 @@ second or two. :func:`search` therefore
    steps, several jobs per node, interleaving);
 2. then releases the jobs of two nodes at a time (a node busy in the last step first: it sets
    the makespan) and lets CP-SAT reassign them between those two nodes and re-plan every
-   share, the others' assignment fixed, each solve hinted with the best schedule;
+   share, the others' assignment fixed, or one job of a busy node to any node, each solve
+   hinted with the best schedule, until a round improves nothing;
 3. gives the rest of the budget to the full model hinted with the best schedule (which may
    still improve it) for the proven lower bound.
 
@@ -40,25 +41,36 @@ def node_of(alloc: IntArray) -> np.ndarray:
     return np.asarray(alloc.sum(axis=2).argmax(axis=0))
 
 
-def _pairs(inst: ThermalInstance, best: IntArray) -> list[tuple[int, ...]]:
-    """The node pairs to release, those with a node busy in the last step first."""
+def _neighbourhoods(inst: ThermalInstance, best: IntArray) -> list[list[tuple[int, ...]]]:
+    """Per neighbourhood, the nodes each job may use: the jobs of two nodes between those two
+    (pairs with a node busy in the last step first: it sets the makespan), then each job of a
+    busy node anywhere, then the other pairs."""
+    node = node_of(best)
     last = makespan(best) - 1
     busy = {int(i) for i in np.nonzero(best[:, :, last].sum(axis=1))[0]}
-    pairs = list(itertools.combinations(range(inst.n_nodes), 2))
-    return sorted(pairs, key=lambda p: -len(busy & set(p)))
+    every = tuple(range(inst.n_nodes))
+
+    def pair(p: tuple[int, ...]) -> list[tuple[int, ...]]:
+        return [p if i in p else (int(i),) for i in node]
+
+    pairs = list(itertools.combinations(every, 2))
+    out = [pair(p) for p in pairs if busy & set(p)]
+    for j in range(inst.n_jobs):
+        if int(node[j]) in busy:
+            out.append([every if k == j else (int(i),) for k, i in enumerate(node)])
+    return out + [pair(p) for p in pairs if not busy & set(p)]
 
 
 def _sub_solve(
     base: _Model,
     inst: ThermalInstance,
     best: IntArray,
-    free: tuple[int, ...] | None,
+    allowed: list[tuple[int, ...]] | None,
     time_limit_s: float,
     workers: int,
 ) -> tuple[IntArray | None, float | None]:
-    """Min makespan with the jobs of the nodes outside ``free`` fixed where they run in
-    ``best`` and those of ``free`` on one of ``free`` (``None``: every job free), hinted with
-    ``best``. Returns the schedule found (or ``None``) and the solver's bound."""
+    """Min makespan with job ``j`` on one of the nodes ``allowed[j]`` (``None``: anywhere),
+    hinted with ``best``. Returns the schedule found (or ``None``) and the solver's bound."""
     from ortools.sat.python import cp_model
 
     cp = base.cp.clone()
@@ -67,12 +79,8 @@ def _sub_solve(
         return cp.get_int_var_from_proto_index(x.index)
 
     e = base.hint_vars["e"]
-    if free is not None:
-        for j, i in enumerate(node_of(best)):
-            if i in free:
-                cp.add(sum(var(e[k, j]) for k in free) == 1)
-            else:
-                cp.add(var(e[i, j]) == 1)
+    for j, nodes in enumerate(allowed or []):
+        cp.add(sum(var(e[i, j]) for i in nodes) == 1)
     hinted = _Model(cp, np.vectorize(var, otypes=[object])(base.a), var(base.mk), Q)
     hinted.hint_vars = {
         "e": np.vectorize(var, otypes=[object])(e),
@@ -113,17 +121,18 @@ def search(
         return time_limit_s - (time.perf_counter() - t0)
 
     lns_end = (1.0 - final_share) * time_limit_s
-    alloc, _ = _sub_solve(base, inst, best, (), min(lns_end, left()), workers)
+    fixed: list[tuple[int, ...]] = [(int(i),) for i in node_of(best)]
+    alloc, _ = _sub_solve(base, inst, best, fixed, min(lns_end, left()), workers)
     if alloc is not None and makespan(alloc) <= makespan(best):
         best = alloc
     improved = True
     while improved and makespan(best) > lb:
         improved = False
-        for pair in _pairs(inst, best):
+        for allowed in _neighbourhoods(inst, best):
             room = min(sub_limit_s, lns_end - (time.perf_counter() - t0))
             if room < 0.2:
                 break
-            alloc, _ = _sub_solve(base, inst, best, pair, room, workers)
+            alloc, _ = _sub_solve(base, inst, best, allowed, room, workers)
             if alloc is not None and makespan(alloc) < makespan(best):
                 best, improved = alloc, True
                 break

@@ -12,14 +12,18 @@ stronger constraints:
 - redundant rows valid for every schedule: per node, the work it holds fits in ``M``, and the
   heat it can absorb (eq. 3 summed over the steps: ``sum_t (R P_i + sum_k D_ik P_k) <= cap
   (M + F / (1 - F))``) bounds the summed energy of the jobs given to it and its neighbours;
+- Cloud: per node and job power level ``p``, the work of the jobs at least as hot given to it
+  fits in what a cold node does in ``M`` steps at ``p`` in 10 % shares (:func:`.reach.work_caps`,
+  an exact dynamic programme: the Cloud counterpart of the HPC spans);
 - node symmetry breaking: the node permutations that leave ``D`` unchanged (nodes are
   otherwise identical; the default two-row ``D`` has four: the row mirror images) map
   schedules to schedules with the same makespan, so the hottest job runs on the smallest node
   of its orbit, and the next one on the smallest node of its orbit under what fixes the first.
 
-:func:`search` (the benchmark's MILP): a hinted makespan solve with several workers for part of
-the budget, then decision solves at decreasing horizons (a feasible one is a new incumbent, an
-infeasible one proves the optimum), all within one time limit.
+:func:`search` (the benchmark's HPC MILP; its Cloud one is :func:`.cloud_search.search`): a
+hinted makespan solve with several workers for part of the budget, then decision solves at
+decreasing horizons (a feasible one is a new incumbent, an infeasible one proves the optimum),
+all within one time limit.
 """
 
 from __future__ import annotations
