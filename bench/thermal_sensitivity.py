@@ -65,6 +65,10 @@ def report(meta: dict[str, Any], settings: list[dict[str, Any]]) -> str:
         f"- {meta['instances']} instances (seeds 0-{meta['instances'] - 1}), "
         f"{meta['time_limit_s']} s per MILP search (HPC and Cloud), {meta['workers']} workers; "
         "ratios of the mean makespans.",
+    ]
+    if meta.get("note"):
+        lines.append(f"- {meta['note']}")
+    lines += [
         "",
         "| T_sup (C) | D scale | MILP / LB | (per instance) | ST / MILP | Coolest / MILP "
         "| Cloud / HPC | mean MILP | HPC opt | Cloud opt | valid |",
@@ -96,7 +100,14 @@ def main() -> None:
     ap.add_argument("--hpc-only", action="store_true", help="no Cloud search (calibration)")
     ap.add_argument("--out", type=Path, default=Path("bench/results"))
     ap.add_argument("--name", default="thermal_sensitivity", help="output file stem")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
+    if args.report_only:
+        doc = json.loads((args.out / f"{args.name}.json").read_text())
+        for s in doc["settings"]:
+            s["summary"] = summary(s["rows"])
+        (args.out / f"{args.name}.md").write_text(report(doc["meta"], doc["settings"]))
+        return
     started = time.perf_counter()
     grid = [(t, 1.0) for t in args.t_sup] + [(T_SUP, d) for d in args.d_scale]
     settings = []
