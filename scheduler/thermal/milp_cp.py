@@ -12,14 +12,18 @@ stronger constraints:
 - redundant rows valid for every schedule: per node, the work it holds fits in ``M``, and the
   heat it can absorb (eq. 3 summed over the steps: ``sum_t (R P_i + sum_k D_ik P_k) <= cap
   (M + F / (1 - F))``) bounds the summed energy of the jobs given to it and its neighbours;
+- Cloud: per node and job power level ``p``, the work of the jobs at least as hot given to it
+  fits in what a cold node does in ``M`` steps at ``p`` in 10 % shares (:func:`.reach.work_caps`,
+  an exact dynamic programme: the Cloud counterpart of the HPC spans);
 - node symmetry breaking: the node permutations that leave ``D`` unchanged (nodes are
   otherwise identical; the default two-row ``D`` has four: the row mirror images) map
   schedules to schedules with the same makespan, so the hottest job runs on the smallest node
   of its orbit, and the next one on the smallest node of its orbit under what fixes the first.
 
-:func:`search` (the benchmark's MILP): a hinted makespan solve with several workers for part of
-the budget, then decision solves at decreasing horizons (a feasible one is a new incumbent, an
-infeasible one proves the optimum), all within one time limit.
+:func:`search` (the benchmark's HPC MILP; its Cloud one is :func:`.cloud_search.search`): a
+hinted makespan solve with several workers for part of the budget, then decision solves at
+decreasing horizons (a feasible one is a new incumbent, an infeasible one proves the optimum),
+all within one time limit.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from wattsched.scheduler.thermal.instance import IntArray, ThermalInstance, makespan
 from wattsched.scheduler.thermal.milp import MILLI_SCALE, MilpResult
+from wattsched.scheduler.thermal.reach import min_span, work_caps
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +150,8 @@ def _build(inst: ThermalInstance, horizon: int, cloud: bool, decision: bool) -> 
         _no_interleaving(cp, inst, a, e, mk)
     _thermal(cp, inst, a, on, q, steps)
     _redundant(cp, inst, e, mk, on)
+    if cloud:
+        work_caps(cp, inst, e, mk, q, min(lb, steps), steps)
     _symmetry(cp, inst, e)
     if not decision:
         cp.minimize(mk)
@@ -201,34 +208,12 @@ def _thermal(
         prev = cur
 
 
-def min_spans(inst: ThermalInstance) -> list[int]:
+def min_spans(inst: ThermalInstance, q: int = 1) -> list[int]:
     """Per job, the fewest steps from its first to its last step of work (inclusive) alone on a
-    cold node, in the HPC setting: a lower bound on its span in any schedule (its node starts
-    no cooler, and the other nodes' recirculation only adds heat). Exact dynamic programme over
-    the work done, keeping the coolest outlet for each (a cooler node can do whatever a
-    hotter one can)."""
-    cap = inst.t_thresh - inst.t_sup + 1e-6
-    g = (1.0 - inst.f) * (inst.r + float(np.diag(inst.d).min()))
-    spans = []
-    for j in range(inst.n_jobs):
-        rise = g * (float(inst.power[j]) + inst.p_idle)
-        w = int(inst.work[j])
-        best = {0: 0.0}  # work done -> coolest outlet rise
-        steps = 0
-        while w not in best:
-            steps += 1
-            nxt: dict[int, float] = {}
-            for k, th in best.items():
-                for dk, th2 in ((0, inst.f * th), (1, inst.f * th + rise)):
-                    if (k + dk == 0) or th2 > cap or (k + dk) > w:
-                        continue  # the span starts with the first step of work
-                    if th2 < nxt.get(k + dk, math.inf):
-                        nxt[k + dk] = th2
-            if not nxt or steps > 100 * w:
-                raise ValueError(f"job {j} cannot run alone under the threshold")
-            best = nxt
-        spans.append(steps)
-    return spans
+    cold node (HPC ``q = 1``; Cloud ``q = 10``: shares in 10 % steps): a lower bound on its
+    span in any schedule (its node starts no cooler, and the other nodes' recirculation and
+    the other jobs on its node only add heat). Exact: :func:`.reach.min_span`."""
+    return [min_span(inst, float(p), int(w), q) for p, w in zip(inst.power, inst.work, strict=True)]
 
 
 def heat_rows(inst: ThermalInstance) -> tuple[np.ndarray, int, int]:
