@@ -120,7 +120,8 @@ def start_planned(
     """Carry out ``plan``'s starts of now (see the module docstring); ``starts`` (our last
     start of each job) is updated with the jobs started."""
     out = StartOutcome()
-    now = list(plan.starts_now())
+    t = plan.time
+    now = [a for a in plan.assignments if a.start <= t]  # plan.starts_now(), without a generator
     if not now:
         return out
     # The jobs of this instant's starts, as the RMS reports them (pending, not held, not kept

@@ -119,9 +119,11 @@ def _replay(
             cluster, dispatcher, journal=journal, starts=starts,
             observe=power.observe if power is not None else None,
         )  # fmt: skip
+        plan = cycle.plan
+        t = plan.time
         idle = (
             None
-            if any(True for _ in cycle.plan.starts_now())
+            if any([a.start <= t for a in plan.assignments])  # any of plan.starts_now()
             else (cluster.changes, cluster.arrivals_seen, cluster.now)
         )
         result.cycles += 1

@@ -198,21 +198,23 @@ class EasyQueue:
 
     def _rows(self, jobs: list[Job]) -> list[list[int]]:
         """Per job: its total need (4 columns), walltime and kind id."""
-        cache = self._row_of
+        get = self._row_of.get
+        # The kept rows (one comprehension: the common case); a job new or made anew, its own.
+        return [
+            c[1] if (c := get(j.id)) is not None and c[0] is j else self._row(j) for j in jobs
+        ]
+
+    def _row(self, j: Job) -> list[int]:
+        """A job's row, made and kept."""
         kinds = self._kinds
-        out = []
-        for j in jobs:
-            c = cache.get(j.id)
-            if c is None or c[0] is not j:
-                key = (j.unit.as_tuple(), j.units, j.unit_power_w, j.placement, j.exclusive)
-                row = [
-                    *(a * j.units for a in key[0]),
-                    j.walltime,
-                    kinds.setdefault(key, len(kinds)),
-                ]
-                c = cache[j.id] = (j, row)
-            out.append(c[1])
-        return out
+        key = (j.unit.as_tuple(), j.units, j.unit_power_w, j.placement, j.exclusive)
+        row = [
+            *(a * j.units for a in key[0]),
+            j.walltime,
+            kinds.setdefault(key, len(kinds)),
+        ]
+        self._row_of[j.id] = (j, row)
+        return row
 
     def first_fitting(self, lo: int, free: list[int]) -> int:
         """The first position from ``lo`` whose total fits in ``free`` pooled (``len`` when
@@ -248,12 +250,11 @@ class BackfillScan:
         self.marks = size <= _MAX_FAILED
         self.failed = queue.failed_table(size if self.marks else 2)
         self._marked: list[int] = []
-        p = self.params = queue.params
-        p[4] = now
-        p[5] = -1 if shadow is None else shadow
-        p[6] = shadow is not None
-        p[7] = self.marks
-        self.figures = (now, int(p[5]), shadow is not None, self.marks)
+        self.params = queue.params
+        self.figures = (now, -1 if shadow is None else shadow, shadow is not None, self.marks)
+        self._armed = False
+        """Whether :attr:`params` holds this scan's figures (written before the first kernel
+        call only: a short queue is scanned in Python)."""
 
     def next(self, lo: int, free: list[int]) -> tuple[int, int]:
         """``(position, key)`` of the next job from ``lo`` worth trying (position ``len`` when
@@ -262,6 +263,9 @@ class BackfillScan:
         if len(q.rows) - lo <= _SHORT and q._table is None:  # a few jobs, no table made
             return next_try_py(lo, q.rows, free, self.figures, self.failed, self.after_l)
         p = self.params
+        if not self._armed:
+            p[4], p[5], p[6], p[7] = self.figures
+            self._armed = True
         p[0], p[1], p[2], p[3] = free
         pos, key = next_try(lo, q.table, p, self.failed, self.after)
         return int(pos), int(key)

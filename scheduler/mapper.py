@@ -14,6 +14,7 @@ plus the power of each busy unit (the job's own estimate, or the node model's pe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,6 +32,7 @@ from wattsched.scheduler.running_book import RunningBook
 from wattsched.scheduler.running_book import placement_of as placement_of
 
 _NO_LIMIT: IntArray = np.zeros(0, dtype=np.int64)
+_INF = math.inf
 _RULE = {Placement.FREE: RULE_FREE, Placement.SCATTER: RULE_SCATTER, Placement.PACK: RULE_PACK}
 
 
@@ -154,7 +156,8 @@ class ClusterState:
         if not m:
             return None
         take, counts = take[:m], counts[:m]
-        if self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
+        # Under an infinite limit (no cap) no delta breaks it: its sum is not computed.
+        if limit != _INF and self.power_w + self.delta_watts(jv, take, counts) > limit + EPS_W:
             self.last_fail = "power"
             return None
         self.last_fail = ""
