@@ -200,9 +200,7 @@ class EasyQueue:
         """Per job: its total need (4 columns), walltime and kind id."""
         get = self._row_of.get
         # The kept rows (one comprehension: the common case); a job new or made anew, its own.
-        return [
-            c[1] if (c := get(j.id)) is not None and c[0] is j else self._row(j) for j in jobs
-        ]
+        return [c[1] if (c := get(j.id)) is not None and c[0] is j else self._row(j) for j in jobs]
 
     def _row(self, j: Job) -> list[int]:
         """A job's row, made and kept."""
