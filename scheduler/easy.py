@@ -148,11 +148,16 @@ class EASYDispatcher(Dispatcher):
         jv = self.cache.vec(head)
         placements = self.cache.running_placements()
         pending = sorted(ends)
-        k0 = pooled_fit(pending, started, placements, state.free_total_l, jv.total_l)
+        looked: list[tuple[JobVec, IntArray, IntArray]] = []  # placements of pending[:k0]
+        k0 = pooled_fit(pending, started, placements, state.free_total_l, jv.total_l, looked)
         if k0 is None:
             return None
         t0 = pending[k0 - 1][0] if k0 else now
-        caps = sorted(c for c in self._cap_times(state, now, pending) if c > t0)
+        caps = (
+            sorted(c for c in self._cap_times(state, now, pending) if c > t0)
+            if len(state.cap.steps) > 1
+            else []  # a constant cap never steps: no time but ``now``, not after ``t0``
+        )
         future = state.copy()
         order = state.order_index()
         k = 0
@@ -160,12 +165,11 @@ class EASYDispatcher(Dispatcher):
         for t in times_from(t0, pending, k0, caps):
             while k < len(pending) and pending[k][0] <= t:
                 k += 1
-            batch = []
-            while released < k:
-                jid = pending[released][1]
-                released += 1
-                batch.append(started.get(jid) or placements[jid])
-            future.release_many(batch)
+            while len(looked) < k:
+                jid = pending[len(looked)][1]
+                looked.append(started.get(jid) or placements[jid])
+            future.release_many(looked[released:k])
+            released = k
             placed = future.place(jv, order, t)
             if placed is None:
                 continue

@@ -14,7 +14,7 @@ def ends_of(
     snap: Snapshot, now: int, started: dict[str, tuple[JobVec, IntArray, IntArray]]
 ) -> list[tuple[int, str]]:
     """(end estimate, job id) of every running job and of the jobs this plan starts now."""
-    ends = [(max(rj.end_estimate, now), rj.job.id) for rj in snap.running]
+    ends = [(e if (e := rj.end_estimate) > now else now, rj.job.id) for rj in snap.running]
     ends.extend((now + jv.walltime, jid) for jid, (jv, _, _) in started.items())
     return ends
 
@@ -25,14 +25,19 @@ def pooled_fit(
     placements: dict[str, tuple[JobVec, IntArray, IntArray]],
     free: list[int],
     need: tuple[int, ...],
+    into: list[tuple[JobVec, IntArray, IntArray]] | None = None,
 ) -> int | None:
     """How many of the ``pending`` ends (in order) must pass before ``need`` fits in the free
-    resources pooled (0: it fits now), or None if it never does."""
+    resources pooled (0: it fits now), or None if it never does; ``into`` (when given) gets
+    the placements of the ends looked at, in order (those to release first)."""
     d0, d1, d2, d3 = (n - f for n, f in zip(need, free, strict=True))
     if d0 <= 0 and d1 <= 0 and d2 <= 0 and d3 <= 0:
         return 0
     for k, (_, jid) in enumerate(pending, 1):
-        t = (started.get(jid) or placements[jid])[0].total_l
+        placed = started.get(jid) or placements[jid]
+        if into is not None:
+            into.append(placed)
+        t = placed[0].total_l
         d0 -= t[0]
         d1 -= t[1]
         d2 -= t[2]
