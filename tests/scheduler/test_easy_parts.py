@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from wattsched.scheduler.dispatcher import submit_order
 from wattsched.scheduler.easy import EASYDispatcher
-from wattsched.scheduler.easy_reserve import times_from
+from wattsched.scheduler.easy_reserve import pooled_fit, times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
-from wattsched.scheduler.model import Job, Node, PowerCap, Resources
-from wattsched.scheduler.node_arrays import NodeArrays
+from wattsched.scheduler.model import (
+    Job,
+    Node,
+    NodePowerModel,
+    Placement,
+    PowerCap,
+    Resources,
+)
+from wattsched.scheduler.node_arrays import EPS_W, JobVec, NodeArrays
 
 
 @given(
@@ -105,3 +112,92 @@ def test_queue_of_is_the_submit_order_of_each_queue(jobs: list[tuple[int, bool]]
         order, ids = easy._queue_of(q)
         assert order == submit_order(q)
         assert ids == [j.id for j in order]
+
+
+@settings(max_examples=300, deadline=None)
+@example([(4, 7.5)], [], (1, 1, Placement.FREE), False, 5.0)  # the first core breaks the cap
+@given(
+    st.lists(st.tuples(st.integers(1, 4), st.sampled_from([0.0, 7.5])), min_size=1, max_size=6),
+    st.lists(st.tuples(st.integers(1, 3), st.integers(1, 2)), max_size=4),
+    st.tuples(st.integers(1, 6), st.integers(1, 2), st.sampled_from(list(Placement))),
+    st.booleans(),
+    st.floats(-5, 40),
+)
+def test_place_skips_the_power_check_only_under_no_cap(
+    nodes_l: list[tuple[int, float]],
+    booked: list[tuple[int, int]],
+    shape: tuple[int, int, Placement],
+    exclusive: bool,
+    above: float,
+) -> None:
+    """``place`` under no cap (its power re-check skipped) gives the placement of a cap too
+    high to matter; under a finite cap, that placement or None as the power formula says
+    (the least power first, then the placement's delta)."""
+    nodes = tuple(
+        Node(f"n{i}", Resources(cores=c), NodePowerModel(first_core_w=fc))
+        for i, (c, fc) in enumerate(nodes_l)
+    )
+    arrays = NodeArrays(nodes)
+    order = arrays.listed_order
+    states = {
+        "none": ClusterState(arrays, PowerCap.unlimited()),
+        "high": ClusterState(arrays, PowerCap.constant(1e300)),
+    }
+    shapes: dict[tuple[object, ...], JobVec] = {}
+    booking = []
+    for k, (units, cores) in enumerate(booked):  # some jobs booked first, the same on each
+        jv = JobVec.of(Job(f"b{k}", 0, 60, units, Resources(cores=cores)), arrays, shapes)
+        placed = states["none"].place(jv, order, 0)
+        if placed is not None:
+            booking.append((jv, placed))
+            for state in states.values():
+                state.commit(jv, *placed)
+    # A cap near the draw: the least power and the placement's delta both decide at times.
+    watts = max(states["none"].power_w + above, 1.0)
+    states["cap"] = ClusterState(arrays, PowerCap.constant(watts))
+    for jv, placed in booking:
+        states["cap"].commit(jv, *placed)
+    units, cores, rule = shape
+    job = Job("j", 0, 60, units, Resources(cores=cores), placement=rule, exclusive=exclusive)
+    jv = JobVec.of(job, arrays, shapes)
+    free = states["none"].place(jv, order, 0)
+    high = states["high"].place(jv, order, 0)
+    assert (free is None) == (high is None)
+    if free is not None and high is not None:
+        assert all(np.array_equal(a, b) for a, b in zip(free, high, strict=True))
+    capped = states["cap"]
+    want = free
+    if free is None or capped.power_w + jv.min_w > watts + EPS_W:
+        want = None  # not even the least power fits
+    elif capped.power_w + capped.delta_watts(jv, *free) > watts + EPS_W:
+        want = None  # the placement's delta (first cores woken) breaks the cap
+    got = capped.place(jv, order, 0)
+    assert (got is None) == (want is None)
+    if got is not None and want is not None:
+        assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 20), st.integers(1, 3)), max_size=10),
+    st.lists(st.integers(0, 6), min_size=4, max_size=4),
+    st.lists(st.integers(0, 12), min_size=4, max_size=4),
+)
+def test_pooled_fit_hands_out_the_placements_it_looked_at(
+    ends: list[tuple[int, int]], free: list[int], need: list[int]
+) -> None:
+    """``pooled_fit`` with ``into`` counts as without, and ``into`` gets the placements of the
+    ends before the head fits pooled, in order (the reservation releases them first)."""
+    jvs = {
+        f"j{i}": JobVec.of(Job(f"j{i}", 0, 60, 1, Resources(cores=c, gpus=c % 2)))
+        for i, (_, c) in enumerate(ends)
+    }
+    pending = sorted((t, f"j{i}") for i, (t, _) in enumerate(ends))
+    empty = np.zeros(0, dtype=np.int64)
+    placements = {jid: (jv, empty, empty) for jid, jv in jvs.items()}
+    started = {jid: placements.pop(jid) for jid in list(placements)[::3]}
+    into: list[tuple[JobVec, np.ndarray, np.ndarray]] = []
+    k0 = pooled_fit(pending, started, placements, free, tuple(need), into)
+    assert k0 == pooled_fit(pending, started, placements, free, tuple(need))
+    looked = pending if k0 is None else pending[:k0]
+    want = [started.get(jid) or placements[jid] for _, jid in looked]
+    assert len(into) == len(want) and all(a is b for a, b in zip(into, want, strict=True))
