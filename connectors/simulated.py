@@ -154,20 +154,21 @@ class SimulatedCluster(ReplayQueries, Connector):
         runtime = job.runtime if job.runtime is not None else job.walltime
         killed = runtime > job.walltime
         end = self.now + min(runtime, job.walltime)
-        rj = RunningJob(job, self.now, tuple(nodes), self.now + job.walltime)
+        on = tuple(nodes)
+        rj = RunningJob(job, self.now, on, self.now + job.walltime)
         self._running[job_id] = rj
         self._running_tuple = None
         rec = self.records[job_id]
         rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = (
             self.now,
             end,
-            tuple(nodes),
+            on,
             watts,
             killed,
         )
         self._push(end, _END, job_id)
         self._sample()
-        return StartResult(job_id, tuple(nodes))
+        return StartResult(job_id, on)
 
     def hold(self, job_id: str, *, operator: bool = False) -> None:
         self._set_held(job_id, True)
@@ -380,12 +381,23 @@ class SimulatedCluster(ReplayQueries, Connector):
 
     def _sample(self) -> None:
         p = self.power_now_w
-        self.peak_power_w = max(self.peak_power_w, p)
+        if p > self.peak_power_w:
+            self.peak_power_w = p
         if not self.record_power:
             return
-        cap_w = self.cap.at(self.now)
-        s = PowerSample(self.now, p, cap_w, self._nodes_on, len(self._queue), len(self._running))
-        if self.samples and self.samples[-1].time == s.time:
-            self.samples[-1] = s
+        now = self.now
+        samples = self.samples
+        if samples and (last := samples[-1]).time == now:
+            # A later sample of the same instant (a start after the step's): its figures
+            # replace the last one's, in place (nothing holds a sample while the cluster runs).
+            last.it_power_w = p
+            last.cap_w = self.cap.at(now)
+            last.nodes_on = self._nodes_on
+            last.queued = len(self._queue)
+            last.running = len(self._running)
         else:
-            self.samples.append(s)
+            samples.append(
+                PowerSample(
+                    now, p, self.cap.at(now), self._nodes_on, len(self._queue), len(self._running)
+                )
+            )
