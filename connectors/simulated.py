@@ -95,7 +95,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         self.record_power = record_power
         self.samples: list[PowerSample] = []
         self.energy_j = 0.0
-        self.peak_power_w = 0.0
+        self.peak_power_w: float = 0.0
         self.cap_violation_s = 0
         self.power_commands = 0
         self._failures = PowerFailures(power_failure_p, seed) if power_failure_p else None
