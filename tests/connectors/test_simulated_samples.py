@@ -21,7 +21,7 @@ class _Before(SimulatedCluster):
 
     def _sample(self) -> None:
         p = self.power_now_w
-        self.peak_power_w = max(self.peak_power_w, p)
+        self.peak_power_w = max(self.peak_power_w, p)  # type: ignore[has-type]
         if not self.record_power:
             return
         cap_w = self.cap.at(self.now)
