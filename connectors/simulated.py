@@ -388,16 +388,12 @@ class SimulatedCluster(ReplayQueries, Connector):
         now = self.now
         samples = self.samples
         if samples and (last := samples[-1]).time == now:
-            # A later sample of the same instant (a start after the step's): its figures
-            # replace the last one's, in place (nothing holds a sample while the cluster runs).
+            # A later sample of the same instant (a start after the step's): updated in place.
             last.it_power_w = p
             last.cap_w = self.cap.at(now)
             last.nodes_on = self._nodes_on
             last.queued = len(self._queue)
             last.running = len(self._running)
         else:
-            samples.append(
-                PowerSample(
-                    now, p, self.cap.at(now), self._nodes_on, len(self._queue), len(self._running)
-                )
-            )
+            n_q, n_r = len(self._queue), len(self._running)
+            samples.append(PowerSample(now, p, self.cap.at(now), self._nodes_on, n_q, n_r))
