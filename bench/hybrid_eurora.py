@@ -18,8 +18,9 @@ Online: ``hist_400`` traces with real arrivals and runtimes, the hybrid in the c
 (online mode, 1 s cycle budget), mean weighted queue time against PRB over several runs.
 
 Usage: ``.venv/bin/python bench/hybrid_eurora.py [--instances SUBSTR,...] [--caps 0,1]
-[--protocols walltime,real] [--budget 5] [--online-traces 2] [--online-runs 3]``; the report
-(markdown, plots) is ``bench/hybrid_eurora_report.py``, also run at the end.
+[--protocols walltime,real] [--budget 5] [--online-traces 2] [--online-runs 3]
+[--online-from 0]``; the report (markdown, plots) is ``bench/hybrid_eurora_report.py``,
+also run at the end.
 """
 
 from __future__ import annotations
@@ -255,7 +256,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
     nodes = read_eurora_nodes(DATA / "system_configs" / MACHINE)
     queues = read_queues(DATA / "system_configs" / "system_queues")
     power = read_power_predictions(DATA / "eurora_power_predictions" / "power_predictions")
-    paths = sorted((DATA / "historical_traces" / "400").glob("*.log_crypt"))[: args.online_traces]
+    paths = sorted((DATA / "historical_traces" / "400").glob("*.log_crypt"))
+    paths = paths[args.online_from : args.online_from + args.online_traces]
     out = []
     for path in paths:
         wl = read_eurora_jobs(path, queues=queues, power=power)
@@ -361,6 +363,10 @@ def main() -> None:
     )
     ap.add_argument("--online-traces", type=int, default=2)
     ap.add_argument("--online-runs", type=int, default=3)
+    ap.add_argument(
+        "--online-from", type=int, default=0,
+        help="skip this many hist_400 traces (by name) before the --online-traces taken",
+    )  # fmt: skip
     ap.add_argument("--online-cap", type=float, default=1500.0)
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
