@@ -10,6 +10,9 @@ power), so that it never delays the head.
 
 from __future__ import annotations
 
+import bisect
+from operator import itemgetter
+
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register
@@ -19,6 +22,9 @@ from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
+
+
+_TIME = itemgetter(0)
 
 
 class _Reservation:
@@ -51,11 +57,14 @@ class EASYDispatcher(Dispatcher):
     name = "easy"
     skips_exact = True
 
-    def __init__(self, full_plan: bool = False) -> None:
+    def __init__(self, full_plan: bool = False, whole_nodes: bool = True) -> None:
         super().__init__()
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
+        self.whole_nodes = whole_nodes
+        """Reserve in one compiled call when no node holds more than one unit and there is no
+        cap (:meth:`ClusterState.place_after`; False: always job by job, as a check)."""
         self._queue = EasyQueue()
         self._last_head: tuple[list[str], tuple[bytes, bytes], tuple[str, ...]] | None = None
         """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
@@ -158,8 +167,18 @@ class EASYDispatcher(Dispatcher):
             if len(state.cap.steps) > 1
             else []  # a constant cap never steps: no time but ``now``, not after ``t0``
         )
-        future = state.copy()
         order = state.order_index()
+        if self.whole_nodes:
+            k = bisect.bisect_right(pending, t0, key=_TIME)  # the ends at or before t0
+            while len(looked) < k:
+                jid = pending[len(looked)][1]
+                looked.append(started.get(jid) or placements[jid])
+            fast = state.place_after(jv, [p[1] for p in looked[:k]], order, t0)
+            if fast is not None:
+                idx, cnt, spare = fast
+                spare_w = state.cap_limit(t0, head.walltime) - state.power_w  # inf - finite
+                return _Reservation(t0, spare, spare_w, self._head_names(state, idx, cnt), idx)
+        future = state.copy()
         k = 0
         released = 0
         for t in times_from(t0, pending, k0, caps):
