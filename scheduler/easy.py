@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 from operator import itemgetter
+from types import MappingProxyType
 
 import numpy as np
 
@@ -23,8 +24,10 @@ from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 
-
 _TIME = itemgetter(0)
+_INF = float("inf")
+_HEURISTIC = SolverStats(status="heuristic", extra=MappingProxyType({}))
+"""Every plan's stats (one shared object: frozen, its ``extra`` read-only)."""
 
 
 class _Reservation:
@@ -80,7 +83,7 @@ class EASYDispatcher(Dispatcher):
             if seen == len(ids):
                 # The same queue on the same cluster (a wake-up of the clock): again nothing
                 # starts, and no reservation is needed.
-                plan = Plan(now, (), SolverStats(status="heuristic"))
+                plan = Plan(now, (), _HEURISTIC)
                 self._remember(snap, ids, plan)
                 return plan
             # Nothing could backfill last time and no reservation was needed: compute it now
@@ -94,7 +97,7 @@ class EASYDispatcher(Dispatcher):
             fast = self._backfill(state, queue[first:], now, order, _copy(res))
             if res is not None:
                 fast.append(Assignment(head_id, res.shadow, res.nodes))
-            plan = Plan(now, tuple(fast), SolverStats(status="heuristic"))
+            plan = Plan(now, tuple(fast), _HEURISTIC)
             self._remember(snap, ids, plan, memo.extra)
             return plan
         out: list[Assignment] = []
@@ -114,7 +117,7 @@ class EASYDispatcher(Dispatcher):
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
-            plan = Plan(now, tuple(out))
+            plan = Plan(now, tuple(out), _HEURISTIC)
             self._remember(snap, ids, plan)
             return plan
         head = queue[i]
@@ -130,7 +133,7 @@ class EASYDispatcher(Dispatcher):
             out.extend(self._backfill(state, queue[first:], now, order, res))
         if res is not None:
             out.append(Assignment(head.id, res.shadow, res.nodes))
-        plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
+        plan = Plan(now, tuple(out), _HEURISTIC)
         self._remember(snap, ids, plan, memo_extra)
         return plan
 
@@ -278,9 +281,10 @@ class EASYDispatcher(Dispatcher):
             if not short and res is not None:
                 res.spare[idx] -= cnt[:, None] * jv.req
                 room.spare_total = None
-                res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
-                    state.arrays.first_core_w[idx].sum()
-                )
+                if res.power_spare != _INF:  # no cap: it stays infinite (finite watts)
+                    res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
+                        state.arrays.first_core_w[idx].sum()
+                    )
             p, key = scan.next(p + 1, f)
         scan.done()
         return out
@@ -326,7 +330,7 @@ def _place_in_spare(
     if jv.exclusive:
         limit_k[res.idx] = 0
     placed = state.place(jv, order, now, limit_k=limit_k)
-    if placed is not None:
+    if placed is not None and res.power_spare != _INF:  # no cap: no finite sum breaks it
         idx, cnt = placed
         # Conservative: the nodes may be idle at the shadow time (first core counted).
         worst = float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
