@@ -94,7 +94,7 @@ class EASYDispatcher(Dispatcher):
             # only the new jobs may backfill.
             head_id, res = memo.extra
             first = self._queue.first_fitting(seen, state.free_total_l)
-            fast = self._backfill(state, queue[first:], now, order, _copy(res))
+            fast = self._backfill(state, queue[first:], now, order, res)
             if res is not None:
                 fast.append(Assignment(head_id, res.shadow, res.nodes))
             plan = Plan(now, tuple(fast), _HEURISTIC)
@@ -128,7 +128,7 @@ class EASYDispatcher(Dispatcher):
             if candidates or self.full_plan
             else None
         )
-        memo_extra = (head.id, _copy(res)) if candidates or self.full_plan else None
+        memo_extra = (head.id, res) if candidates or self.full_plan else None
         if candidates:
             out.extend(self._backfill(state, queue[first:], now, order, res))
         if res is not None:
@@ -253,6 +253,7 @@ class EASYDispatcher(Dispatcher):
         if first >= n:
             return out
         scan = BackfillScan(queue, state.cap, now, None if res is None else res.shadow)
+        own = False  # ``res`` is copied before its first change
         vecs = self.cache.vecs
         vec = self.cache.vec
         f = state.free_total_l  # updated in place by each start
@@ -279,6 +280,9 @@ class EASYDispatcher(Dispatcher):
             out.append(Assignment(job.id, now, names))
             queue.started.append(p)
             if not short and res is not None:
+                if not own:  # the reservation is the memo's too: change a copy
+                    res = _copy(res)
+                    own = True
                 res.spare[idx] -= cnt[:, None] * jv.req
                 room.spare_total = None
                 if res.power_spare != _INF:  # no cap: it stays infinite (finite watts)
@@ -341,9 +345,7 @@ def _place_in_spare(
     return placed
 
 
-def _copy(res: _Reservation | None) -> _Reservation | None:
-    if res is None:
-        return None
+def _copy(res: _Reservation) -> _Reservation:
     return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes, res.idx)
 
 
