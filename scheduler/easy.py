@@ -10,8 +10,6 @@ power), so that it never delays the head.
 
 from __future__ import annotations
 
-import bisect
-from operator import itemgetter
 from types import MappingProxyType
 
 import numpy as np
@@ -24,7 +22,6 @@ from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 
-_TIME = itemgetter(0)
 _INF = float("inf")
 _HEURISTIC = SolverStats(status="heuristic", extra=MappingProxyType({}))
 """Every plan's stats (one shared object: frozen, its ``extra`` read-only)."""
@@ -171,17 +168,8 @@ class EASYDispatcher(Dispatcher):
             else []  # a constant cap never steps: no time but ``now``, not after ``t0``
         )
         order = state.order_index()
-        if self.whole_nodes:
-            k = bisect.bisect_right(pending, t0, key=_TIME)  # the ends at or before t0
-            while len(looked) < k:
-                jid = pending[len(looked)][1]
-                looked.append(started.get(jid) or placements[jid])
-            fast = state.place_after(jv, [p[1] for p in looked[:k]], order, t0)
-            if fast is not None:
-                idx, cnt, spare = fast
-                spare_w = state.cap_limit(t0, head.walltime) - state.power_w  # inf - finite
-                return _Reservation(t0, spare, spare_w, self._head_names(state, idx, cnt), idx)
-        future = state.copy()
+        fast = self.whole_nodes
+        future: ClusterState | None = None
         k = 0
         released = 0
         for t in times_from(t0, pending, k0, caps):
@@ -190,6 +178,17 @@ class EASYDispatcher(Dispatcher):
             while len(looked) < k:
                 jid = pending[len(looked)][1]
                 looked.append(started.get(jid) or placements[jid])
+            if fast:  # the steps below in one compiled call, while it applies
+                got = state.place_after(jv, [p[1] for p in looked[:k]], order, t)
+                if got is not None:
+                    idx, cnt, spare = got
+                    if not len(idx):
+                        continue  # the head does not fit at t
+                    spare_w = state.cap_limit(t, head.walltime) - state.power_w  # inf - finite
+                    return _Reservation(t, spare, spare_w, self._head_names(state, idx, cnt), idx)
+                fast = False
+            if future is None:
+                future = state.copy()
             future.release_many(looked[released:k])
             released = k
             placed = future.place(jv, order, t)

@@ -178,11 +178,11 @@ class ClusterState:
     ) -> tuple[IntArray, IntArray, IntArray] | None:
         """``(idx, cnt, free)``: the placement that :meth:`copy`, :meth:`release_many` of the
         jobs on the nodes ``ended`` (each job's node indexes), :meth:`place` at ``t`` and
-        :meth:`commit` give, and the copy's free resources after, in one compiled call
-        (:func:`~wattsched.scheduler.fit_kernels.place_after_ends`). It applies when the cap
-        is infinite over the job's run, no exclusive job is booked or placed, and no node holds
-        more than one unit (each unit a whole node); None when it does not or the job does not
-        fit (the caller takes those steps: this state is left unchanged)."""
+        :meth:`commit` give (empty when the job does not fit), and the copy's free resources
+        after, in one compiled call (:func:`~wattsched.scheduler.fit_kernels.place_after_ends`);
+        this state is left unchanged. It applies when the cap is infinite over the job's run,
+        no exclusive job is booked or placed, and no node holds more than one unit (each unit
+        a whole node); None when it does not (the caller takes those steps)."""
         if jv.exclusive or self.exclusive_jobs or self.cap_limit(t, jv.walltime) != _INF:
             return None
         nodes = np.concatenate(ended) if ended else _NO_LIMIT  # one layout for the kernel
@@ -196,7 +196,7 @@ class ClusterState:
             jv.units, self.held_whole, _RULE[jv.placement], take, counts, spare,
             self._spare_busy,
         )  # fmt: skip
-        if m <= 0:
+        if m < 0:
             return None
         return take[:m].copy(), counts[:m].copy(), spare
 

@@ -113,11 +113,14 @@ def test_place_after_is_release_place_commit(data: st.DataObject, st_run: tuple)
         and state.cap_limit(0, jv.walltime) == float("inf")
     )
     if got is None:
-        assert placed is None or not applies
+        assert not applies
         return
-    assert applies and placed is not None
-    future.commit(jv, *placed)
+    assert applies
     idx, cnt, spare = got
+    if placed is None:
+        assert len(idx) == 0 and len(cnt) == 0
+        return
+    future.commit(jv, *placed)
     assert idx.tolist() == placed[0].tolist() and cnt.tolist() == placed[1].tolist()
     assert spare.tolist() == future.free.tolist()
 
@@ -132,7 +135,11 @@ def test_place_after_refuses_under_a_cap_and_on_shared_nodes() -> None:
     capped = ClusterState(arrays, PowerCap.constant(1000.0))
     assert capped.place_after(one, [], arrays.listed_order, 0) is None
     state = ClusterState(arrays, PowerCap.unlimited())
-    assert state.place_after(one, [], arrays.listed_order, 0) is not None
+    got = state.place_after(one, [], arrays.listed_order, 0)
+    assert got is not None and got[0].tolist() == [0]
+    four = JobVec.of(_job("c", 4, 2, 0, Placement.FREE), arrays)
+    got = state.place_after(four, [], arrays.listed_order, 0)
+    assert got is not None and len(got[0]) == 0  # applies, does not fit
     two = JobVec.of(_job("b", 2, 1, 0, Placement.PACK), arrays)
     state.commit(two, *state.place(two, arrays.listed_order, 0))  # two units on n0
     assert state.place_after(one, [], arrays.listed_order, 0) is None
