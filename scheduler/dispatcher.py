@@ -72,13 +72,14 @@ class Dispatcher(abc.ABC):
         return list(m.started) if m is not None else []
 
     def _remember(self, snap: Snapshot, ids: list[str], plan: Plan, extra: object = None) -> None:
+        t = plan.time
         self._memo = _Memo(
             snap.time,
             snap.running,
             snap.nodes,
             snap.cap,
             ids,
-            [a.job_id for a in plan.starts_now()],
+            [a.job_id for a in plan.assignments if a.start <= t],  # plan.starts_now()
             extra,
         )
 

@@ -10,6 +10,8 @@ power), so that it never delays the head.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register
@@ -19,6 +21,10 @@ from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
+
+_INF = float("inf")
+_HEURISTIC = SolverStats(status="heuristic", extra=MappingProxyType({}))
+"""Every plan's stats (one shared object: frozen, its ``extra`` read-only)."""
 
 
 class _Reservation:
@@ -51,11 +57,14 @@ class EASYDispatcher(Dispatcher):
     name = "easy"
     skips_exact = True
 
-    def __init__(self, full_plan: bool = False) -> None:
+    def __init__(self, full_plan: bool = False, whole_nodes: bool = True) -> None:
         super().__init__()
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
         backfill: the fast path for replays)."""
+        self.whole_nodes = whole_nodes
+        """Reserve in one compiled call when no node holds more than one unit and there is no
+        cap (:meth:`ClusterState.place_after`; False: always job by job, as a check)."""
         self._queue = EasyQueue()
         self._last_head: tuple[list[str], tuple[bytes, bytes], tuple[str, ...]] | None = None
         """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
@@ -71,7 +80,7 @@ class EASYDispatcher(Dispatcher):
             if seen == len(ids):
                 # The same queue on the same cluster (a wake-up of the clock): again nothing
                 # starts, and no reservation is needed.
-                plan = Plan(now, (), SolverStats(status="heuristic"))
+                plan = Plan(now, (), _HEURISTIC)
                 self._remember(snap, ids, plan)
                 return plan
             # Nothing could backfill last time and no reservation was needed: compute it now
@@ -82,10 +91,10 @@ class EASYDispatcher(Dispatcher):
             # only the new jobs may backfill.
             head_id, res = memo.extra
             first = self._queue.first_fitting(seen, state.free_total_l)
-            fast = self._backfill(state, queue[first:], now, order, _copy(res))
+            fast = self._backfill(state, queue[first:], now, order, res)
             if res is not None:
                 fast.append(Assignment(head_id, res.shadow, res.nodes))
-            plan = Plan(now, tuple(fast), SolverStats(status="heuristic"))
+            plan = Plan(now, tuple(fast), _HEURISTIC)
             self._remember(snap, ids, plan, memo.extra)
             return plan
         out: list[Assignment] = []
@@ -105,7 +114,7 @@ class EASYDispatcher(Dispatcher):
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
-            plan = Plan(now, tuple(out))
+            plan = Plan(now, tuple(out), _HEURISTIC)
             self._remember(snap, ids, plan)
             return plan
         head = queue[i]
@@ -116,12 +125,12 @@ class EASYDispatcher(Dispatcher):
             if candidates or self.full_plan
             else None
         )
-        memo_extra = (head.id, _copy(res)) if candidates or self.full_plan else None
+        memo_extra = (head.id, res) if candidates or self.full_plan else None
         if candidates:
             out.extend(self._backfill(state, queue[first:], now, order, res))
         if res is not None:
             out.append(Assignment(head.id, res.shadow, res.nodes))
-        plan = Plan(now, tuple(out), SolverStats(status="heuristic"))
+        plan = Plan(now, tuple(out), _HEURISTIC)
         self._remember(snap, ids, plan, memo_extra)
         return plan
 
@@ -158,8 +167,9 @@ class EASYDispatcher(Dispatcher):
             if len(state.cap.steps) > 1
             else []  # a constant cap never steps: no time but ``now``, not after ``t0``
         )
-        future = state.copy()
         order = state.order_index()
+        fast = self.whole_nodes
+        future: ClusterState | None = None
         k = 0
         released = 0
         for t in times_from(t0, pending, k0, caps):
@@ -168,6 +178,17 @@ class EASYDispatcher(Dispatcher):
             while len(looked) < k:
                 jid = pending[len(looked)][1]
                 looked.append(started.get(jid) or placements[jid])
+            if fast:  # the steps below in one compiled call, while it applies
+                got = state.place_after(jv, [p[1] for p in looked[:k]], order, t)
+                if got is not None:
+                    idx, cnt, spare = got
+                    if not len(idx):
+                        continue  # the head does not fit at t
+                    spare_w = state.cap_limit(t, head.walltime) - state.power_w  # inf - finite
+                    return _Reservation(t, spare, spare_w, self._head_names(state, idx, cnt), idx)
+                fast = False
+            if future is None:
+                future = state.copy()
             future.release_many(looked[released:k])
             released = k
             placed = future.place(jv, order, t)
@@ -231,6 +252,7 @@ class EASYDispatcher(Dispatcher):
         if first >= n:
             return out
         scan = BackfillScan(queue, state.cap, now, None if res is None else res.shadow)
+        own = False  # ``res`` is copied before its first change
         vecs = self.cache.vecs
         vec = self.cache.vec
         f = state.free_total_l  # updated in place by each start
@@ -257,11 +279,15 @@ class EASYDispatcher(Dispatcher):
             out.append(Assignment(job.id, now, names))
             queue.started.append(p)
             if not short and res is not None:
+                if not own:  # the reservation is the memo's too: change a copy
+                    res = _copy(res)
+                    own = True
                 res.spare[idx] -= cnt[:, None] * jv.req
                 room.spare_total = None
-                res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
-                    state.arrays.first_core_w[idx].sum()
-                )
+                if res.power_spare != _INF:  # no cap: it stays infinite (finite watts)
+                    res.power_spare -= float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
+                        state.arrays.first_core_w[idx].sum()
+                    )
             p, key = scan.next(p + 1, f)
         scan.done()
         return out
@@ -307,7 +333,7 @@ def _place_in_spare(
     if jv.exclusive:
         limit_k[res.idx] = 0
     placed = state.place(jv, order, now, limit_k=limit_k)
-    if placed is not None:
+    if placed is not None and res.power_spare != _INF:  # no cap: no finite sum breaks it
         idx, cnt = placed
         # Conservative: the nodes may be idle at the shadow time (first core counted).
         worst = float(np.dot(state.unit_watts(jv, idx), cnt)) + float(
@@ -318,9 +344,7 @@ def _place_in_spare(
     return placed
 
 
-def _copy(res: _Reservation | None) -> _Reservation | None:
-    if res is None:
-        return None
+def _copy(res: _Reservation) -> _Reservation:
     return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes, res.idx)
 
 

@@ -142,6 +142,57 @@ def book(
 
 
 @njit(cache=True, nogil=True)
+def place_after_ends(
+    free: IntArray,
+    busy_units: IntArray,
+    capacity: IntArray,
+    ended: IntArray,
+    req: IntArray,
+    nz: IntArray,
+    usable: BoolArray,
+    order: IntArray,
+    units: int,
+    held_whole: IntArray,
+    rule: int,
+    take: IntArray,
+    counts: IntArray,
+    spare: IntArray,
+    spare_busy: IntArray,
+) -> int:
+    """EASY's reservation where no node holds more than one unit (each unit a whole node, as
+    on KTH-SP2): the running jobs on the nodes ``ended`` end, then a non-exclusive job with no
+    exclusive job booked (``held_whole`` all 0) is placed as :func:`fit_into` would and booked.
+
+    On a node with one unit, releasing that unit's job gives its free row back whole
+    (``capacity``) and its busy count 0: that is :func:`book` ``+1`` of the job's units, so
+    ``spare`` and ``spare_busy`` are the state after those releases and the commit, in one
+    call. Returns ``m`` (``take[:m]``, ``counts[:m]`` the placement), 0 when it does not fit
+    (nothing placed), -1 when some node holds more than one unit (nothing done: the caller
+    releases job by job)."""
+    n = free.shape[0]
+    for i in range(n):
+        if busy_units[i] > 1:
+            return -1
+    for i in range(n):
+        spare_busy[i] = busy_units[i]
+        for r in range(free.shape[1]):
+            spare[i, r] = free[i, r]
+    for j in range(ended.shape[0]):
+        i = ended[j]
+        spare_busy[i] = 0
+        for r in range(free.shape[1]):
+            spare[i, r] = capacity[i, r]
+    no_limit = np.empty(0, np.int64)
+    m = fit_into(
+        spare, req, nz, usable, order, units, no_limit, False, held_whole, spare_busy,
+        False, False, rule, take, counts,
+    )  # fmt: skip
+    if m:
+        book(spare, spare_busy, take[:m], counts[:m], req, nz, -1)
+    return m
+
+
+@njit(cache=True, nogil=True)
 def room_both(free: IntArray, spare: IntArray, usable: BoolArray) -> tuple[int, int, int, int]:
     """Per resource (4 columns), the sum over the usable nodes of ``max(min(free, spare), 0)``:
     the room both now and in what EASY's head leaves spare, pooled."""
@@ -259,6 +310,10 @@ def warm() -> None:
         )  # fmt: skip
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
+        place_after_ends(
+            free, busy, free.copy(), zeros[:1].copy(), req, nz, usable, order, 1, zeros,
+            RULE_FREE, idx.copy(), counts.copy(), free.copy(), busy.copy(),
+        )  # fmt: skip
     spare = np.ones((2, 4), np.int64)
     room_both(spare, spare, usable)
     col_sums(spare)

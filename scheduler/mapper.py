@@ -19,7 +19,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from wattsched.scheduler.fit_kernels import RULE_FREE, RULE_PACK, RULE_SCATTER, book, fit_into
+from wattsched.scheduler.fit_kernels import (
+    RULE_FREE,
+    RULE_PACK,
+    RULE_SCATTER,
+    book,
+    fit_into,
+    place_after_ends,
+)
 from wattsched.scheduler.model import Job, Node, Placement, PowerCap, Snapshot
 from wattsched.scheduler.node_arrays import (
     EPS_W,
@@ -58,6 +65,8 @@ class ClusterState:
         self._scratch = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
         """Where :func:`fit_into` writes a placement (shared by the copies: each placement is
         copied out at once)."""
+        self._spare_busy: IntArray = np.empty(n, dtype=np.int64)
+        """Scratch busy units of :meth:`place_after` (shared by the copies)."""
 
     def copy(self) -> ClusterState:
         """An independent copy (for look-ahead)."""
@@ -72,6 +81,7 @@ class ClusterState:
         other.free_total_l = list(self.free_total_l)
         other.last_fail = ""
         other._scratch = self._scratch
+        other._spare_busy = self._spare_busy
         return other
 
     # -- power -------------------------------------------------------------------------------
@@ -162,6 +172,33 @@ class ClusterState:
             return None
         self.last_fail = ""
         return take.copy(), counts.copy()
+
+    def place_after(
+        self, jv: JobVec, ended: Sequence[IntArray], order: IntArray, t: int
+    ) -> tuple[IntArray, IntArray, IntArray] | None:
+        """``(idx, cnt, free)``: the placement that :meth:`copy`, :meth:`release_many` of the
+        jobs on the nodes ``ended`` (each job's node indexes), :meth:`place` at ``t`` and
+        :meth:`commit` give (empty when the job does not fit), and the copy's free resources
+        after, in one compiled call (:func:`~wattsched.scheduler.fit_kernels.place_after_ends`);
+        this state is left unchanged. It applies when the cap is infinite over the job's run,
+        no exclusive job is booked or placed, and no node holds more than one unit (each unit
+        a whole node); None when it does not (the caller takes those steps)."""
+        if jv.exclusive or self.exclusive_jobs or self.cap_limit(t, jv.walltime) != _INF:
+            return None
+        nodes = np.concatenate(ended) if ended else _NO_LIMIT  # one layout for the kernel
+        take, counts = self._scratch
+        if len(order) > len(take):  # never in practice: an order lists each node once
+            return None
+        spare = np.empty_like(self.free)
+        a = self.arrays
+        m = place_after_ends(
+            self.free, self.busy_units, a.capacity, nodes, jv.req, jv.nz, a.usable, order,
+            jv.units, self.held_whole, _RULE[jv.placement], take, counts, spare,
+            self._spare_busy,
+        )  # fmt: skip
+        if m < 0:
+            return None
+        return take[:m].copy(), counts[:m].copy(), spare
 
     def rule_violation(self, jv: JobVec, idx: IntArray, counts: IntArray) -> str:
         """Why this placement breaks the job's rule or an exclusive job's ("" when not)."""

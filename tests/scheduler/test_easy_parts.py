@@ -201,3 +201,16 @@ def test_pooled_fit_hands_out_the_placements_it_looked_at(
     looked = pending if k0 is None else pending[:k0]
     want = [started.get(jid) or placements[jid] for _, jid in looked]
     assert len(into) == len(want) and all(a is b for a, b in zip(into, want, strict=True))
+
+
+def test_plans_share_stats_equal_to_the_default_and_read_only() -> None:
+    """EASY's plans carry one shared ``SolverStats``: equal to the one each plan made before,
+    and its ``extra`` cannot be changed through one plan."""
+    import pytest
+
+    from wattsched.scheduler.easy import _HEURISTIC
+    from wattsched.scheduler.model import SolverStats
+
+    assert _HEURISTIC == SolverStats(status="heuristic") == SolverStats()
+    with pytest.raises(TypeError):
+        _HEURISTIC.extra["x"] = 1  # type: ignore[index]
