@@ -37,8 +37,8 @@ from wattsched.powerctl.policy import (
     PowerDecision,
     PowerPolicy,
     PowerPolicyError,
-    planned_nodes,
-    power_off_refusal,
+    may_power_off,
+    planned_set,
 )
 from wattsched.powerctl.selection import (
     choose_on,
@@ -150,7 +150,7 @@ class HGFSParams:
         d = hi - lo
         return ((hi - x) / d) * w[i] + ((x - lo) / d) * w[i + 1]
 
-    def fuzzy_off_count(self, idle_times: Sequence[float]) -> int:
+    def fuzzy_off_count(self, idle_times: Sequence[float] | np.ndarray) -> int:
         """How many nodes the fuzzy rules power off: the floor of the summed truths (summed
         in order, as ``sum`` does)."""
         if not len(idle_times):
@@ -158,7 +158,7 @@ class HGFSParams:
         c, w = self._arrays()
         return int(fuzzy_kernels.off_count(c, w, np.asarray(idle_times, dtype=float), 0.0))
 
-    def next_count_change(self, idle_times: Sequence[float]) -> int | None:
+    def next_count_change(self, idle_times: Sequence[float] | np.ndarray) -> int | None:
         """The first multiple of ``period_s`` after which nodes idle ``idle_times`` now give a
         larger fuzzy count (None when their truths saturate first): when to look again."""
         if not len(idle_times):
@@ -297,19 +297,17 @@ class HGFSPolicy(PowerPolicy):
         spare_left: int | None,
     ) -> PowerDecision:
         p = self.params
-        busy, planned = self.tracker.busy(snap), planned_nodes(plan)
-        idle = [
-            n
-            for n in self.views.nodes(snap).in_off_order(since)
-            if power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
-        ]
-        idle_times = [float(snap.time - since[n.name]) for n in idle]
+        busy, planned = self.tracker.busy(snap), planned_set(plan)
+        nv = self.views.nodes(snap)
+        idle = may_power_off(nv.in_off_order(since), snap.time, p.backoff_s, busy, planned)
+        now = snap.time
+        idle_times = np.array([now - since[n.name] for n in idle], dtype=float)
         fuzzy = p.fuzzy_off_count(idle_times)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, n_powered - p.min_on))
         if spare_left is not None:
             want = min(want, max(0, spare_left))  # rule 4: keep the reserve
-        slots = self.views.nodes(snap).on_slots
+        slots = nv.on_slots
         rooms = self.views.shape_rooms(snap)
         limited = snap.cap.limited  # with no cap no draw is refused: it is not computed
         draw = self.views.draw(snap, plan) if want and limited else 0.0
@@ -335,7 +333,7 @@ class HGFSPolicy(PowerPolicy):
             off.append(node.name)
         # Look again when the fuzzy count of the nodes left idle grows, or when the queue's
         # mean wait reaches rule 2's threshold; not at every period in between.
-        left = [t for n, t in zip(idle, idle_times, strict=True) if n.name not in off]
+        left = idle_times[[n.name not in off for n in idle]] if off else idle_times
         step = p.next_count_change(left)
         times = [snap.time + step] if step is not None else []
         if queued and can_power_on:
