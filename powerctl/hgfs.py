@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import sub
 
 import numpy as np
 
@@ -52,7 +53,6 @@ from wattsched.powerctl.views import SnapshotViews
 from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
 
 _ALL = Resources(cores=1 << 30)
-_NOTHING = Resources()
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -212,22 +212,32 @@ class HGFSPolicy(PowerPolicy):
         mean_wait = qv.mean_wait(snap.time)
         n_powered, on_slots = nv.n_powered, nv.on_slots
         # The largest request of each resource among the queued jobs, at most the cluster's.
-        largest = [min(a, b) for a, b in zip(qv.most, nv.all_slots, strict=True)]
+        largest = list(map(min, qv.most, nv.all_slots))  # both one value per resource
         candidates = self.views.candidates(snap, p.backoff_s)
         period = snap.time + p.period_s
         # Rule 1: room for the largest queued job (and a node for every queued unit's shape).
         shapes = qv.shapes
         rooms = self.views.shape_rooms(snap)
-        unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
-        lack = [max(0, a - b) for a, b in zip(largest, on_slots, strict=True)]
-        short = Resources(*lack) if any(lack) else _NOTHING
+        unfit = {}
+        for u, k in shapes.items():
+            r = rooms[u]
+            if k > r:
+                unfit[u] = k - r
+        lack = [x if x > 0 else 0 for x in map(sub, largest, on_slots)]
+        rule1 = any(lack)
         slack = self._need_slack(snap, qv.need) if queued else None
         if slack is not None:
             # Rule 1b: the free resources of the powered nodes cover need_on of the queue's.
-            short = Resources(*(max(a, -b) for a, b in zip(short.as_tuple(), slack, strict=True)))
+            lack = [max(a, -b) for a, b in zip(lack, slack, strict=True)]
+            rule1 = any(lack)
+        rule1 = rule1 or bool(unfit)
         draw_of = lambda: self.views.draw(snap, plan)  # noqa: E731
-        on = choose_on(snap, plan, candidates, short, must_fit=unfit, draw_of=draw_of)
-        rule1 = any(short.as_tuple()) or bool(unfit)
+        # choose_on finds nothing to cover when rule 1 does not hold (every lack is >= 0).
+        on = (
+            choose_on(snap, plan, candidates, Resources(*lack), must_fit=unfit, draw_of=draw_of)
+            if rule1 and candidates
+            else []
+        )
         # Rule 2: long waits or a long queue: one node more.
         rule2 = bool(queued) and (mean_wait > p.wait_on_s or len(queued) > p.queue_on)
         if rule2:
@@ -244,14 +254,14 @@ class HGFSPolicy(PowerPolicy):
             more = p.spare_on - spare - len(on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=more, draw_of=draw_of)
         if rule1 or rule2 or on:
-            left = without(candidates, on)
+            left = bool(queued) and bool(without(candidates, on))
             return PowerDecision(
                 on=tuple(n.name for n in on),
                 reason=(
                     f"rule1={rule1} (largest {largest}, {on_slots} on) rule2={rule2} "
                     f"(mean wait {mean_wait:.0f} s, {len(queued)} queued): power on {len(on)}"
                 ),
-                recheck_at=period if queued and left else None,
+                recheck_at=period if left else None,
             )
         return self._power_off(
             snap,
