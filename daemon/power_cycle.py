@@ -25,12 +25,13 @@ from wattsched.daemon.cycle_state import Counters
 from wattsched.powerctl.drivers.base import PowerDriver
 from wattsched.powerctl.drivers.rms import RMSPowerDriver
 from wattsched.powerctl.machine import PowerBook
+from wattsched.powerctl.node_diff import name_positions
 from wattsched.powerctl.policy import (
     DEFAULT_BACKOFF_S,
     PowerDecision,
     PowerPolicy,
     busy_set,
-    planned_nodes,
+    planned_set,
     power_off_refusal,
 )
 from wattsched.powerctl.switching import Switcher, SwitchResult
@@ -131,7 +132,8 @@ def send(
     index: Mapping[str, Node] | None = None,
 ) -> list[tuple[int, SwitchResult]]:
     """Journal ``commands`` pending, send them (in parallel), record their outcomes; each
-    command's journal id and result (``index``: node name -> node of ``snap``, when known)."""
+    command's journal id and result (``index``: node name -> node of ``snap``, at least of
+    the commanded names, when known)."""
     if not commands:
         return []
     ids = journal.begin_actions(
@@ -182,13 +184,11 @@ def apply_power_policy(
     decision = control.policy.decide(snap, plan)
     out = PowerOutcome(decision)
     if act and not decision.empty:
-        busy, planned = busy_set(snap), planned_nodes(plan)
-        index = dict(zip(map(_name, snap.nodes), snap.nodes, strict=True))  # last of a name
-        # refusal looks at the first node of a name, the index holds the last: the same
-        # unless a name comes twice.
-        first = index if len(index) == len(snap.nodes) else None
+        busy, planned = busy_set(snap), planned_set(plan)
+        asked = [(n, False) for n in decision.off] + [(n, True) for n in decision.on]
+        index, first = _index(snap.nodes, asked)
         cmds: list[tuple[str, bool]] = []
-        for name, on in [(n, False) for n in decision.off] + [(n, True) for n in decision.on]:
+        for name, on in asked:
             why = refusal(control, snap, plan, name, on, busy, planned, first)
             if why:
                 log.error("power policy asked for %s %s; refused: %s", name, on, why)
@@ -210,6 +210,22 @@ def apply_power_policy(
     if rewake is not None:
         rewake("power", decision.recheck_at)
     return out
+
+
+def _index(
+    nodes: tuple[Node, ...], asked: Sequence[tuple[str, bool]]
+) -> tuple[dict[str, Node], dict[str, Node] | None]:
+    """The node of each name ``asked`` (for :func:`send`: the last node of a name) and, for
+    :func:`refusal`, the same when no name comes twice (else None: the first of a name).
+
+    With distinct names only the asked ones are looked up, by their kept positions
+    (:func:`~wattsched.powerctl.node_diff.name_positions`); a name that is no node is left out,
+    as a whole index would."""
+    pos = name_positions(nodes)
+    if pos is None:
+        return dict(zip(map(_name, nodes), nodes, strict=True)), None
+    index = {n: nodes[pos[n]] for n, _ in asked if n in pos}
+    return index, index
 
 
 def count_power(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import sub
 
 import numpy as np
 
@@ -37,8 +38,8 @@ from wattsched.powerctl.policy import (
     PowerDecision,
     PowerPolicy,
     PowerPolicyError,
-    planned_nodes,
-    power_off_refusal,
+    may_power_off,
+    planned_set,
 )
 from wattsched.powerctl.selection import (
     choose_on,
@@ -52,7 +53,6 @@ from wattsched.powerctl.views import SnapshotViews
 from wattsched.scheduler.model import Job, Node, Plan, Resources, Snapshot
 
 _ALL = Resources(cores=1 << 30)
-_NOTHING = Resources()
 
 
 def _bad(name: str, value: object, rule: str) -> PowerPolicyError:
@@ -150,7 +150,7 @@ class HGFSParams:
         d = hi - lo
         return ((hi - x) / d) * w[i] + ((x - lo) / d) * w[i + 1]
 
-    def fuzzy_off_count(self, idle_times: Sequence[float]) -> int:
+    def fuzzy_off_count(self, idle_times: Sequence[float] | np.ndarray) -> int:
         """How many nodes the fuzzy rules power off: the floor of the summed truths (summed
         in order, as ``sum`` does)."""
         if not len(idle_times):
@@ -158,7 +158,7 @@ class HGFSParams:
         c, w = self._arrays()
         return int(fuzzy_kernels.off_count(c, w, np.asarray(idle_times, dtype=float), 0.0))
 
-    def next_count_change(self, idle_times: Sequence[float]) -> int | None:
+    def next_count_change(self, idle_times: Sequence[float] | np.ndarray) -> int | None:
         """The first multiple of ``period_s`` after which nodes idle ``idle_times`` now give a
         larger fuzzy count (None when their truths saturate first): when to look again."""
         if not len(idle_times):
@@ -212,22 +212,32 @@ class HGFSPolicy(PowerPolicy):
         mean_wait = qv.mean_wait(snap.time)
         n_powered, on_slots = nv.n_powered, nv.on_slots
         # The largest request of each resource among the queued jobs, at most the cluster's.
-        largest = [min(a, b) for a, b in zip(qv.most, nv.all_slots, strict=True)]
+        largest = list(map(min, qv.most, nv.all_slots))  # both one value per resource
         candidates = self.views.candidates(snap, p.backoff_s)
         period = snap.time + p.period_s
         # Rule 1: room for the largest queued job (and a node for every queued unit's shape).
         shapes = qv.shapes
         rooms = self.views.shape_rooms(snap)
-        unfit = {u: k - rooms[u] for u, k in shapes.items() if k > rooms[u]}
-        lack = [max(0, a - b) for a, b in zip(largest, on_slots, strict=True)]
-        short = Resources(*lack) if any(lack) else _NOTHING
+        unfit = {}
+        for u, k in shapes.items():
+            r = rooms[u]
+            if k > r:
+                unfit[u] = k - r
+        lack = [x if x > 0 else 0 for x in map(sub, largest, on_slots)]
+        rule1 = any(lack)
         slack = self._need_slack(snap, qv.need) if queued else None
         if slack is not None:
             # Rule 1b: the free resources of the powered nodes cover need_on of the queue's.
-            short = Resources(*(max(a, -b) for a, b in zip(short.as_tuple(), slack, strict=True)))
+            lack = [max(a, -b) for a, b in zip(lack, slack, strict=True)]
+            rule1 = any(lack)
+        rule1 = rule1 or bool(unfit)
         draw_of = lambda: self.views.draw(snap, plan)  # noqa: E731
-        on = choose_on(snap, plan, candidates, short, must_fit=unfit, draw_of=draw_of)
-        rule1 = any(short.as_tuple()) or bool(unfit)
+        # choose_on finds nothing to cover when rule 1 does not hold (every lack is >= 0).
+        on = (
+            choose_on(snap, plan, candidates, Resources(*lack), must_fit=unfit, draw_of=draw_of)
+            if rule1 and candidates
+            else []
+        )
         # Rule 2: long waits or a long queue: one node more.
         rule2 = bool(queued) and (mean_wait > p.wait_on_s or len(queued) > p.queue_on)
         if rule2:
@@ -244,14 +254,14 @@ class HGFSPolicy(PowerPolicy):
             more = p.spare_on - spare - len(on)
             on += choose_on(snap, plan, rest, _ALL, max_nodes=more, draw_of=draw_of)
         if rule1 or rule2 or on:
-            left = without(candidates, on)
+            left = bool(queued) and bool(without(candidates, on))
             return PowerDecision(
                 on=tuple(n.name for n in on),
                 reason=(
                     f"rule1={rule1} (largest {largest}, {on_slots} on) rule2={rule2} "
                     f"(mean wait {mean_wait:.0f} s, {len(queued)} queued): power on {len(on)}"
                 ),
-                recheck_at=period if queued and left else None,
+                recheck_at=period if left else None,
             )
         return self._power_off(
             snap,
@@ -297,19 +307,17 @@ class HGFSPolicy(PowerPolicy):
         spare_left: int | None,
     ) -> PowerDecision:
         p = self.params
-        busy, planned = self.tracker.busy(snap), planned_nodes(plan)
-        idle = [
-            n
-            for n in self.views.nodes(snap).in_off_order(since)
-            if power_off_refusal(n, snap, plan, p.backoff_s, busy=busy, planned=planned) is None
-        ]
-        idle_times = [float(snap.time - since[n.name]) for n in idle]
+        busy, planned = self.tracker.busy(snap), planned_set(plan)
+        nv = self.views.nodes(snap)
+        idle = may_power_off(nv.in_off_order(since), snap.time, p.backoff_s, busy, planned)
+        now = snap.time
+        idle_times = np.array([now - since[n.name] for n in idle], dtype=float)
         fuzzy = p.fuzzy_off_count(idle_times)
         rule3 = mean_wait < p.wait_off_s or len(queued) < p.queue_off
         want = min(fuzzy + int(rule3), len(idle), max(0, n_powered - p.min_on))
         if spare_left is not None:
             want = min(want, max(0, spare_left))  # rule 4: keep the reserve
-        slots = self.views.nodes(snap).on_slots
+        slots = nv.on_slots
         rooms = self.views.shape_rooms(snap)
         limited = snap.cap.limited  # with no cap no draw is refused: it is not computed
         draw = self.views.draw(snap, plan) if want and limited else 0.0
@@ -335,7 +343,7 @@ class HGFSPolicy(PowerPolicy):
             off.append(node.name)
         # Look again when the fuzzy count of the nodes left idle grows, or when the queue's
         # mean wait reaches rule 2's threshold; not at every period in between.
-        left = [t for n, t in zip(idle, idle_times, strict=True) if n.name not in off]
+        left = idle_times[[n.name not in off for n in idle]] if off else idle_times
         step = p.next_count_change(left)
         times = [snap.time + step] if step is not None else []
         if queued and can_power_on:

@@ -18,7 +18,7 @@ from wattsched.powerctl.policy import (
     PowerDecision,
     PowerPolicy,
     PowerPolicyError,
-    planned_nodes,
+    planned_set,
     power_off_refusal,
 )
 from wattsched.powerctl.selection import (
@@ -82,7 +82,7 @@ class IdleTimeoutPolicy(PowerPolicy):
                 f"free {free}: power on {len(on)}"
             )
             return PowerDecision(on=tuple(n.name for n in on), reason=reason)
-        busy, planned = self.tracker.busy(snap), planned_nodes(plan)
+        busy, planned = self.tracker.busy(snap), planned_set(plan)
         draw: float | None = None  # computed on first use: most cycles switch nothing
         # What the powered nodes have free beyond the queue's need: a node may only go off
         # when the queue still fits without it.

@@ -7,9 +7,10 @@ which can only delay a power-off, never cause one. A job that starts and ends be
 snapshots goes unseen (the replay observes every event; the daemon's cycle may not).
 
 Between two snapshots of the same nodes (by name and position) only the nodes whose object
-changed, whose busy state changed, or that start a unit now or did at the last snapshot can
-begin or end a spell: the tracker looks at those alone (a node idle at both keeps its start,
-since the clock did not go back), and at every node otherwise.
+changed, or that run or start a unit at one snapshot and neither at the other, can begin or end
+a spell: the tracker looks at those alone (a node idle at both keeps its start, since the clock
+did not go back), and at every node otherwise. (A job's nodes start a unit at one snapshot and
+run it at the next: they are not looked at again.)
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ class IdleTracker:
         self._since: dict[str, int] = {}
         self._running: tuple[RunningJob, ...] | None = None
         self._busy: frozenset[str] = frozenset()
-        self._last: tuple[tuple[Node, ...], frozenset[str], frozenset[str], int] | None = None
-        """The nodes, busy set, starting nodes and time ``_since`` was last computed from."""
+        self._last: tuple[tuple[Node, ...], frozenset[str], int] | None = None
+        """The nodes, the nodes running or starting a unit, and the time ``_since`` was last
+        computed from."""
         self._where: dict[str, int] = {}
         """Node name -> position in the nodes of the last full pass."""
 
@@ -52,13 +54,12 @@ class IdleTracker:
             if plan is not None and plan.assignments
             else _NONE
         )
-        last, now = self._last, snap.time
-        self._last = (snap.nodes, busy_now, starting, now)
-        same = last is not None and last[0] is snap.nodes and last[1] is busy_now
-        if same and not starting and last is not None and not last[2]:
-            return self._since  # nothing it depends on changed: the same spells
-        touched = _touched(last, snap.nodes, busy_now, starting, now, self._where)
         busy = busy_now.union(starting) if starting else busy_now
+        last, now = self._last, snap.time
+        self._last = (snap.nodes, busy, now)
+        if last is not None and last[0] is snap.nodes and last[1] is busy:
+            return self._since  # nothing it depends on changed: the same spells
+        touched = _touched(last, snap.nodes, busy, now, self._where)
         if touched is None:
             self._where = {n.name: i for i, n in enumerate(snap.nodes)}
             since: dict[str, int] = {}
@@ -82,16 +83,16 @@ class IdleTracker:
 
 
 def _touched(
-    last: tuple[tuple[Node, ...], frozenset[str], frozenset[str], int] | None,
+    last: tuple[tuple[Node, ...], frozenset[str], int] | None,
     nodes: tuple[Node, ...],
     busy: frozenset[str],
-    starting: frozenset[str],
     now: int,
     where: dict[str, int],
 ) -> Iterable[Node] | None:
-    """The nodes of ``nodes`` whose spell may have begun or ended since ``last``, or None when
-    every node must be looked at (other nodes or another order, or the clock went back)."""
-    if last is None or now < last[3] or len(last[0]) != len(nodes):
+    """The nodes of ``nodes`` whose spell may have begun or ended since ``last`` (``busy``: the
+    nodes running or starting a unit now), or None when every node must be looked at (other
+    nodes or another order, or the clock went back)."""
+    if last is None or now < last[2] or len(last[0]) != len(nodes):
         return None
     old = last[0]
     out: dict[str, Node] = {}
@@ -101,8 +102,7 @@ def _touched(
             return None
         for _, b in changed:
             out[b.name] = b
-    names = starting | last[2] if busy is last[1] else (busy ^ last[1]) | starting | last[2]
-    for name in names:
+    for name in busy ^ last[1] if busy is not last[1] else ():
         i = where.get(name)
         if i is not None and name not in out:
             out[name] = nodes[i]

@@ -42,3 +42,23 @@ def changed_nodes(old: tuple[Node, ...], new: tuple[Node, ...]) -> Changes | Non
                 break
     _last = (old, new, out)
     return out
+
+
+_Names = tuple[tuple[Node, ...], "dict[str, int] | None"]
+_last_names: _Names = ((), {})
+"""The last node tuple asked of :func:`name_positions` and its answer, one tuple rebound whole."""
+
+
+def name_positions(nodes: tuple[Node, ...]) -> dict[str, int] | None:
+    """Node name -> its position in ``nodes`` (None when a name comes twice): the last tuple's
+    answer while :func:`changed_nodes` finds the same names at the same positions (a replay's
+    nodes change by switches, never by name), else made afresh. Read it, do not change it."""
+    global _last_names
+    last, pos = _last_names
+    if last is not nodes:
+        if pos is None or changed_nodes(last, nodes) is None:
+            pos = {n.name: i for i, n in enumerate(nodes)}
+            if len(pos) != len(nodes):
+                pos = None
+        _last_names = (nodes, pos)
+    return pos

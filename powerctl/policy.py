@@ -10,6 +10,7 @@ filters its candidates through it.
 from __future__ import annotations
 
 import abc
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -96,6 +97,22 @@ def planned_nodes(plan: Plan) -> set[str]:
     return {n for a in plan.assignments for n in a.nodes}
 
 
+_last_planned: tuple[Plan | None, frozenset[str]] = (None, frozenset())
+"""The last plan asked of :func:`planned_set` and its answer, one tuple rebound whole (the
+policy and the power step ask of the same plan; kept by identity)."""
+
+
+def planned_set(plan: Plan) -> frozenset[str]:
+    """:func:`planned_nodes` of ``plan`` as a frozenset, kept while the plan is the same
+    object as at the last call (plans are frozen)."""
+    global _last_planned
+    last, planned = _last_planned
+    if last is not plan:
+        planned = frozenset().union(*[a.nodes for a in plan.assignments])
+        _last_planned = (plan, planned)
+    return planned
+
+
 def power_off_refusal(
     node: Node,
     snap: Snapshot,
@@ -124,6 +141,27 @@ def power_off_refusal(
             f"less than {backoff_s} s ago"
         )
     return None
+
+
+def may_power_off(
+    nodes: Iterable[Node],
+    now: int,
+    backoff_s: int,
+    busy: AbstractSet[str],
+    planned: AbstractSet[str],
+) -> list[Node]:
+    """The ``nodes`` that :func:`power_off_refusal` lets be powered off at ``now`` (with
+    ``busy`` and ``planned`` given), in their order: its rules written out in one pass."""
+    on = PowerState.ON
+    return [
+        n
+        for n in nodes
+        if n.state is on
+        and n.available
+        and n.name not in busy
+        and n.name not in planned
+        and (n.last_power_failure is None or now - n.last_power_failure >= backoff_s)
+    ]
 
 
 def safe_to_power_off(

@@ -9,7 +9,7 @@ from bisect import bisect_left, insort
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from wattsched.powerctl.free_tracker import POWERED, is_usable
+from wattsched.powerctl.free_tracker import POWERED
 from wattsched.powerctl.node_diff import changed_nodes
 from wattsched.powerctl.selection import Shape, job_shape, order_for_on
 from wattsched.scheduler.model import Job, Node, PowerState, Resources
@@ -113,35 +113,42 @@ def restated(
             or a.last_power_failure != b.last_power_failure
         ):
             return None
-    on_slots = list(view.on_slots)
-    all_slots = list(view.all_slots)
-    kinds = dict(view.usable_kinds)
+    on_slots = view.on_slots
+    all_slots = view.all_slots
+    kinds = view.usable_kinds
     off_order = list(view.off_order)
     where = view.where
     n_powered = view.n_powered
+    powered_states = _POWERED
     for a, b in changed:
-        cap = a.capacity.as_tuple()
-        n_powered += int(b.state in _POWERED) - int(a.state in _POWERED)
-        sign = int(is_usable(b)) - int(is_usable(a))
-        if sign:
-            on_slots = [s + sign * c for s, c in zip(on_slots, cap, strict=True)]
-            k = kinds.get(a.capacity, 0) + sign
-            if k > 0:
-                kinds[a.capacity] = k
-            else:
-                kinds.pop(a.capacity, None)
-        avail = int(b.available) - int(a.available)
-        if avail:
-            all_slots = [s + avail * c for s, c in zip(all_slots, cap, strict=True)]
+        b_powered = b.state in powered_states
+        a_powered = a.state in powered_states
+        n_powered += b_powered - a_powered
+        # is_usable(b) - is_usable(a), written out
+        sign = (b_powered and b.available) - (a_powered and a.available)
+        avail = b.available - a.available
+        if sign or avail:
+            cap = a.capacity.as_tuple()
+            if sign:
+                on_slots = [s + sign * c for s, c in zip(on_slots, cap, strict=True)]
+                if kinds is view.usable_kinds:
+                    kinds = dict(kinds)  # copied on the first change only
+                k = kinds.get(a.capacity, 0) + sign
+                if k > 0:
+                    kinds[a.capacity] = k
+                else:
+                    kinds.pop(a.capacity, None)
+            if avail:
+                all_slots = [s + avail * c for s, c in zip(all_slots, cap, strict=True)]
         off_order[where[a.name]] = b
     out = NodeView(
-        nodes=nodes,
-        n_powered=n_powered,
-        on_slots=on_slots,
-        all_slots=all_slots,
-        usable_kinds=kinds,
-        off_order=off_order,
-        where=where,
+        nodes,
+        n_powered,
+        on_slots if on_slots is not view.on_slots else list(on_slots),
+        all_slots if all_slots is not view.all_slots else list(all_slots),
+        kinds if kinds is not view.usable_kinds else dict(kinds),
+        off_order,
+        where,
         on_rank=view.on_rank,
     )
     if view.candidates is not None and now < view.candidates_until:
