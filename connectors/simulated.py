@@ -145,28 +145,22 @@ class SimulatedCluster(ReplayQueries, Connector):
         if job.held:
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
         watts = start_books(job, nodes, self._index, self._nodes, self._books)
-        n = job.units
+        n, now, walltime = job.units, self.now, job.walltime
         self._pool = [f - a * n for f, a in zip(self._pool, job.unit.as_tuple(), strict=True)]
-        self._account(self.now)
+        self._account(now)
         self._busy_w += watts
         self._waiting.remove(job_id)
         self.changes += 1
-        runtime = job.runtime if job.runtime is not None else job.walltime
-        killed = runtime > job.walltime
-        end = self.now + min(runtime, job.walltime)
+        runtime = job.runtime if job.runtime is not None else walltime
+        killed = runtime > walltime
+        end = now + (runtime if runtime < walltime else walltime)
         on = tuple(nodes)
-        rj = RunningJob(job, self.now, on, self.now + job.walltime)
-        self._running[job_id] = rj
+        self._running[job_id] = RunningJob(job, now, on, now + walltime)
         self._running_tuple = None
         rec = self.records[job_id]
-        rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = (
-            self.now,
-            end,
-            on,
-            watts,
-            killed,
-        )
-        self._push(end, _END, job_id)
+        rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = now, end, on, watts, killed
+        self._seq += 1
+        heapq.heappush(self._events, (end, self._seq, _END, job_id))
         self._sample()
         return StartResult(job_id, on)
 
@@ -258,17 +252,18 @@ class SimulatedCluster(ReplayQueries, Connector):
             t = self.next_event_time()
             if t is None:
                 return False
-            if not self.has_pending_work() and all(
-                e[2] == _CAP or e[2] == _WAKE for e in self._events
-            ):
+            if not (
+                self._queue or self._running or self._next_arrival < len(self._arrivals)
+            ) and all(e[2] == _CAP or e[2] == _WAKE for e in self._events):
                 return False
             arrived, kinds = self._step(t)
             if self._is_event(arrived, kinds):
                 return True
 
     def _is_event(self, arrived: bool, kinds: set[int]) -> bool:
-        """Whether a step that saw ``arrived`` and event ``kinds`` calls for a cycle."""
-        return bool(arrived or kinds - {_CAP} or self._queue)
+        """Whether a step that saw ``arrived`` and event ``kinds`` calls for a cycle (a kind
+        other than a cap step: more kinds than the cap step among them)."""
+        return bool(arrived or len(kinds) > (_CAP in kinds) or self._queue)
 
     def advance_to(self, t: int) -> None:
         """Apply every event up to time ``t`` and set the clock to ``t`` (wall-clock driving:
