@@ -38,6 +38,7 @@ from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.connectors.simulated_nodes import NodeVariants
 from wattsched.connectors.simulated_queries import ReplayQueries
 from wattsched.connectors.simulated_queue import WaitingQueue
+from wattsched.connectors.simulated_records import running_job, snapshot
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
 
@@ -128,14 +129,14 @@ class SimulatedCluster(ReplayQueries, Connector):
     def snapshot(self) -> Snapshot:
         if self._running_tuple is None:
             self._running_tuple = tuple(self._running.values())
-        return Snapshot(
-            time=self.now,
-            nodes=self._node_tuple,
-            running=self._running_tuple,
-            queued=self._waiting.as_tuple(),
-            cap=self.cap,
-            queued_index=self._waiting.view,
-            queue_edits=self.queue_edits,
+        return snapshot(
+            self.now,
+            self._node_tuple,
+            self._running_tuple,
+            self._waiting.as_tuple(),
+            self.cap,
+            self._waiting.view,
+            self.queue_edits,
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
@@ -146,7 +147,11 @@ class SimulatedCluster(ReplayQueries, Connector):
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
         watts = start_books(job, nodes, self._index, self._nodes, self._books)
         n, now, walltime = job.units, self.now, job.walltime
-        self._pool = [f - a * n for f, a in zip(self._pool, job.unit.as_tuple(), strict=True)]
+        pool, u = self._pool, job.unit  # the free resources pooled, RESOURCES order
+        pool[0] -= u.cores * n
+        pool[1] -= u.mem_mb * n
+        pool[2] -= u.gpus * n
+        pool[3] -= u.mics * n
         self._account(now)
         self._busy_w += watts
         self._waiting.remove(job_id)
@@ -155,7 +160,7 @@ class SimulatedCluster(ReplayQueries, Connector):
         killed = runtime > walltime
         end = now + (runtime if runtime < walltime else walltime)
         on = tuple(nodes)
-        self._running[job_id] = RunningJob(job, now, on, now + walltime)
+        self._running[job_id] = running_job(job, now, on, now + walltime)
         self._running_tuple = None
         rec = self.records[job_id]
         rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = now, end, on, watts, killed

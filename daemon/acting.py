@@ -25,6 +25,23 @@ from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot
 
 log = logging.getLogger(__name__)
 
+_new = object.__new__
+_rec_incarnation, _rec_time, _rec_nodes = (
+    StartRecord.__dict__[name].__set__ for name in StartRecord.__dataclass_fields__
+)
+
+
+def start_record(incarnation: int, time_: int, nodes: tuple[str, ...]) -> StartRecord:
+    """``StartRecord(incarnation, time_, nodes)`` (it has no checks), its slots set directly:
+    a frozen dataclass's ``__init__`` calls ``object.__setattr__`` once per field, and a replay
+    makes one record per start."""
+    rec = _new(StartRecord)
+    _rec_incarnation(rec, incarnation)
+    _rec_time(rec, time_)
+    _rec_nodes(rec, nodes)
+    return rec
+
+
 JOURNAL_BATCH = 64
 """Starts journaled per commit (pending before the RMS calls, outcomes after)."""
 
@@ -188,7 +205,7 @@ def start_planned(
                     out.errors.append((a, exc))
                     continue
                 outcomes.append((action_id, "done", "started", None))
-                starts[a.job_id] = StartRecord(queued[a.job_id].restarts, snap.time, a.nodes)
+                starts[a.job_id] = start_record(queued[a.job_id].restarts, snap.time, a.nodes)
                 out.started.append(a)
         finally:
             journal.finish_actions(outcomes)

@@ -44,3 +44,14 @@ def test_the_rules_filter_a_mixed_plan() -> None:
     assert [row[1] for row in journal.actions] == ["1", "1", "7"] and journal.pending() == 0
     assert journal.refusals == {"3": 3, "1": 1}
     assert set(starts) == {"1", "4", "7"}
+
+
+def test_a_start_record_is_the_constructors() -> None:
+    from dataclasses import fields
+
+    from wattsched.daemon.acting import start_record
+
+    nodes = ("n1", "n1")
+    fast, slow = start_record(2, 30, nodes), StartRecord(2, 30, nodes)
+    assert fast == slow and hash(fast) == hash(slow)
+    assert all(getattr(fast, f.name) is getattr(slow, f.name) for f in fields(StartRecord))
