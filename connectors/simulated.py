@@ -38,6 +38,7 @@ from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.connectors.simulated_nodes import NodeVariants
 from wattsched.connectors.simulated_queries import ReplayQueries
 from wattsched.connectors.simulated_queue import WaitingQueue
+from wattsched.connectors.simulated_records import running_job, snapshot
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 from wattsched.scheduler.power_transitions import power_transition
 
@@ -128,14 +129,14 @@ class SimulatedCluster(ReplayQueries, Connector):
     def snapshot(self) -> Snapshot:
         if self._running_tuple is None:
             self._running_tuple = tuple(self._running.values())
-        return Snapshot(
-            time=self.now,
-            nodes=self._node_tuple,
-            running=self._running_tuple,
-            queued=self._waiting.as_tuple(),
-            cap=self.cap,
-            queued_index=self._waiting.view,
-            queue_edits=self.queue_edits,
+        return snapshot(
+            self.now,
+            self._node_tuple,
+            self._running_tuple,
+            self._waiting.as_tuple(),
+            self.cap,
+            self._waiting.view,
+            self.queue_edits,
         )
 
     def start(self, job_id: str, nodes: Sequence[str]) -> StartResult:
@@ -145,28 +146,26 @@ class SimulatedCluster(ReplayQueries, Connector):
         if job.held:
             raise UnknownJobError(f"job {job_id} is held", job_id=job_id)
         watts = start_books(job, nodes, self._index, self._nodes, self._books)
-        n = job.units
-        self._pool = [f - a * n for f, a in zip(self._pool, job.unit.as_tuple(), strict=True)]
-        self._account(self.now)
+        n, now, walltime = job.units, self.now, job.walltime
+        pool, u = self._pool, job.unit  # the free resources pooled, RESOURCES order
+        pool[0] -= u.cores * n
+        pool[1] -= u.mem_mb * n
+        pool[2] -= u.gpus * n
+        pool[3] -= u.mics * n
+        self._account(now)
         self._busy_w += watts
         self._waiting.remove(job_id)
         self.changes += 1
-        runtime = job.runtime if job.runtime is not None else job.walltime
-        killed = runtime > job.walltime
-        end = self.now + min(runtime, job.walltime)
+        runtime = job.runtime if job.runtime is not None else walltime
+        killed = runtime > walltime
+        end = now + (runtime if runtime < walltime else walltime)
         on = tuple(nodes)
-        rj = RunningJob(job, self.now, on, self.now + job.walltime)
-        self._running[job_id] = rj
+        self._running[job_id] = running_job(job, now, on, now + walltime)
         self._running_tuple = None
         rec = self.records[job_id]
-        rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = (
-            self.now,
-            end,
-            on,
-            watts,
-            killed,
-        )
-        self._push(end, _END, job_id)
+        rec.start, rec.end, rec.nodes, rec.power_w, rec.killed = now, end, on, watts, killed
+        self._seq += 1
+        heapq.heappush(self._events, (end, self._seq, _END, job_id))
         self._sample()
         return StartResult(job_id, on)
 
@@ -258,17 +257,18 @@ class SimulatedCluster(ReplayQueries, Connector):
             t = self.next_event_time()
             if t is None:
                 return False
-            if not self.has_pending_work() and all(
-                e[2] == _CAP or e[2] == _WAKE for e in self._events
-            ):
+            if not (
+                self._queue or self._running or self._next_arrival < len(self._arrivals)
+            ) and all(e[2] == _CAP or e[2] == _WAKE for e in self._events):
                 return False
             arrived, kinds = self._step(t)
             if self._is_event(arrived, kinds):
                 return True
 
     def _is_event(self, arrived: bool, kinds: set[int]) -> bool:
-        """Whether a step that saw ``arrived`` and event ``kinds`` calls for a cycle."""
-        return bool(arrived or kinds - {_CAP} or self._queue)
+        """Whether a step that saw ``arrived`` and event ``kinds`` calls for a cycle (a kind
+        other than a cap step: more kinds than the cap step among them)."""
+        return bool(arrived or len(kinds) > (_CAP in kinds) or self._queue)
 
     def advance_to(self, t: int) -> None:
         """Apply every event up to time ``t`` and set the clock to ``t`` (wall-clock driving:

@@ -31,6 +31,7 @@ from wattsched.scheduler.model import (
     RESOURCES,
     Job,
     Node,
+    Placement,
     PowerCap,
     PowerState,
     Resources,
@@ -73,7 +74,8 @@ class Books:
     thermal cluster).
 
     ``placed`` keeps each running job's placement for its end: node indexes in the order its
-    start named them first over units per node (a 2 x m array), the power of those units.
+    start named them first over units per node (a 2 x m array), the power of those units,
+    and the start's requirement array and kernel flags (its end reads the same bits).
     """
 
     __slots__ = (
@@ -84,6 +86,7 @@ class Books:
         "has_first_core",
         "node_jobs",
         "node_w",
+        "one",
         "out",
         "out_w",
         "placed",
@@ -110,11 +113,13 @@ class Books:
             np.float64,
         ).reshape(n, 4)
         self.has_first_core = bool(self.node_w[:, FIRST_CORE_W].any())
-        self.placed: dict[str, tuple[IntArray, FloatArray]] = {}
+        self.placed: dict[str, tuple[IntArray, FloatArray, IntArray, int]] = {}
         self.pos: IntArray = np.full(n, -1, np.int64)
         self.out: IntArray = np.zeros((2, n), np.int64)
         self.out_w: FloatArray = np.zeros(n, np.float64)
         """Scratch of :func:`~wattsched.connectors.simulated_kernels.take`."""
+        self.one: IntArray = np.full(1, -1, np.int64)
+        """The node index of a one-unit start (scratch: :func:`start_books`)."""
         self.reqs: dict[Resources, IntArray] = {}
         self.node_jobs: list[dict[str, int]] | None = None
         """Job id -> units, per node (kept only once :meth:`track_jobs` asked for it)."""
@@ -122,7 +127,7 @@ class Books:
     def track_jobs(self) -> None:
         """Keep the jobs of each node too (the thermal cluster asks for them per node)."""
         self.node_jobs = [{} for _ in self.unit_w]
-        for jid, (placed, _) in self.placed.items():
+        for jid, (placed, *_) in self.placed.items():
             for i, k in zip(*placed.tolist(), strict=True):
                 self.node_jobs[i][jid] = k
 
@@ -169,16 +174,27 @@ def start_books(
     (node by node in the order first named: the first core of a node it wakes, then its
     units); a start the books refuse raises the typed error of the first rule it breaks
     (placement, unknown or unusable node, an exclusive job, room) and books nothing."""
-    why = placement_error(job, nodes)
-    if why:
-        raise PlacementError(job.id, nodes, why)
-    unit_ids = np.fromiter(map(index.get, nodes, repeat(-1)), np.int64, len(nodes))
+    k = len(nodes)
+    if k != job.units or job.placement is not Placement.FREE:  # else no rule to break
+        why = placement_error(job, nodes)
+        if why:
+            raise PlacementError(job.id, nodes, why)
+    if k == 1:  # a third of KTH-SP2's starts: the books' one-unit scratch, no new array
+        unit_ids = books.one
+        unit_ids[0] = index.get(nodes[0], -1)
+    else:
+        try:
+            unit_ids = np.fromiter(map(index.__getitem__, nodes), np.int64, k)
+        except KeyError:  # an unknown node: -1, which the kernel refuses
+            unit_ids = np.fromiter(map(index.get, nodes, repeat(-1)), np.int64, k)
     flat = job.unit_power_w
+    req = books.req(job.unit)
+    flags = books.flags(job)
     m, watts = take(
         unit_ids,
-        books.req(job.unit),
+        req,
         0.0 if flat is None else float(flat),  # one compiled signature, whatever the type
-        books.flags(job),
+        flags,
         books.free,
         books.busy,
         books.exclusive,
@@ -191,14 +207,16 @@ def start_books(
     if m < 0:
         _refuse(job, nodes, index, node_list, books)
         raise AssertionError(f"start of {job.id} refused by the books, not by the rules")
-    placed = books.placed[job.id] = (books.out[:, :m].copy(), books.out_w[:m].copy())
+    placed = books.out[:, :m].copy()
+    uwks = books.out_w[:m].copy()
+    books.placed[job.id] = (placed, uwks, req, flags)
     if job.exclusive:
         books.exclusive_jobs += 1
     if books.node_jobs is not None:
         unit_w, node_jobs = books.unit_w, books.node_jobs
-        ids, ks = placed[0].tolist()
-        for i, k, u in zip(ids, ks, placed[1].tolist(), strict=True):
-            node_jobs[i][job.id] = k
+        ids, ks = placed.tolist()
+        for i, units, u in zip(ids, ks, uwks.tolist(), strict=True):
+            node_jobs[i][job.id] = units
             unit_w[i] += u
     return float(watts)
 
@@ -257,12 +275,13 @@ def book_end(job: Job, books: Books, pool: list[int], busy_w: float) -> float:
     """Release an ended job's units from the books (and from ``pool``, the free resources of
     the usable nodes); returns ``busy_w`` minus the power it stops drawing, term by term:
     node by node, its units, then its first core if it is idle now."""
-    placed, uwks = books.placed.pop(job.id)
-    flags = books.flags(job)
+    # Its start's requirement array and flags: the kernel reads only the bits of the job
+    # (exclusive) and of the nodes (first-core cost), the same at its end.
+    placed, uwks, req, flags = books.placed.pop(job.id)
     back, busy_w = release(
         placed,
         uwks,
-        books.req(job.unit),
+        req,
         flags,
         books.free,
         books.busy,

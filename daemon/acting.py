@@ -25,6 +25,23 @@ from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot
 
 log = logging.getLogger(__name__)
 
+_new = object.__new__
+_rec_incarnation, _rec_time, _rec_nodes = (
+    StartRecord.__dict__[name].__set__ for name in StartRecord.__dataclass_fields__
+)
+
+
+def start_record(incarnation: int, time_: int, nodes: tuple[str, ...]) -> StartRecord:
+    """``StartRecord(incarnation, time_, nodes)`` (it has no checks), its slots set directly:
+    a frozen dataclass's ``__init__`` calls ``object.__setattr__`` once per field, and a replay
+    makes one record per start."""
+    rec = _new(StartRecord)
+    _rec_incarnation(rec, incarnation)
+    _rec_time(rec, time_)
+    _rec_nodes(rec, nodes)
+    return rec
+
+
 JOURNAL_BATCH = 64
 """Starts journaled per commit (pending before the RMS calls, outcomes after)."""
 
@@ -71,10 +88,13 @@ class MemoryJournal:
         cycle_id: int | None = None,
         incarnations: Iterable[int] | None = None,
     ) -> list[int]:
-        first = len(self.actions)
-        for kind, job_id, nodes in actions:
-            self.actions.append([kind, job_id, tuple(nodes), time_, "pending", None, None])
-        return list(range(first, len(self.actions)))
+        rows = self.actions
+        first = len(rows)
+        rows += [
+            [kind, job_id, tuple(nodes), time_, "pending", None, None]
+            for kind, job_id, nodes in actions
+        ]
+        return list(range(first, len(rows)))
 
     def finish_actions(self, outcomes: Iterable[Outcome]) -> None:
         for action_id, state, result, error in outcomes:
@@ -94,7 +114,7 @@ class MemoryJournal:
         return sum(1 for a in self.actions if a[4] == "pending")
 
 
-@dataclass
+@dataclass(slots=True)
 class StartOutcome:
     """What :func:`start_planned` did this cycle."""
 
@@ -119,9 +139,9 @@ def start_planned(
 ) -> StartOutcome:
     """Carry out ``plan``'s starts of now (see the module docstring); ``starts`` (our last
     start of each job) is updated with the jobs started."""
-    out = StartOutcome()
     t = plan.time
     now = [a for a in plan.assignments if a.start <= t]  # plan.starts_now(), without a generator
+    out = StartOutcome()
     if not now:
         return out
     # The jobs of this instant's starts, as the RMS reports them (pending, not held, not kept
@@ -143,10 +163,11 @@ def start_planned(
                 want.discard(j.id)
                 if not want:
                     break
-    todo = [a for a in now if a.job_id in queued]
+    # Mostly every start of now is of a job found (and of distinct jobs): the list as it is.
+    todo = now if len(queued) == len(now) else [a for a in now if a.job_id in queued]
     if not todo:
         return out
-    failures = journal.failed_start_counts(a.job_id for a in todo)
+    failures = journal.failed_start_counts(queued)  # the job ids of todo (the dict's keys)
     ready: list[Assignment] = []
     for a in todo:
         prev = starts.get(a.job_id)
@@ -162,7 +183,9 @@ def start_planned(
     # outcomes (one commit). A crash in between leaves them pending: the restart reconciles
     # them against the RMS, so nothing is lost nor started twice.
     for i in range(0, len(ready), JOURNAL_BATCH):
-        batch: Sequence[Assignment] = ready[i : i + JOURNAL_BATCH]
+        batch: Sequence[Assignment] = (
+            ready if len(ready) <= JOURNAL_BATCH else ready[i : i + JOURNAL_BATCH]
+        )
         ids = journal.begin_actions(
             [("start", a.job_id, a.nodes) for a in batch],
             time_=snap.time,
@@ -182,7 +205,7 @@ def start_planned(
                     out.errors.append((a, exc))
                     continue
                 outcomes.append((action_id, "done", "started", None))
-                starts[a.job_id] = StartRecord(queued[a.job_id].restarts, snap.time, a.nodes)
+                starts[a.job_id] = start_record(queued[a.job_id].restarts, snap.time, a.nodes)
                 out.started.append(a)
         finally:
             journal.finish_actions(outcomes)

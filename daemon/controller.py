@@ -65,9 +65,9 @@ def run_cycle(
         snap = dataclasses.replace(snap, cap=cap)
     t0 = timer()
     plan = dispatcher.plan(snap)
-    result = CycleResult(snap, plan, timer() - t0)
+    seconds = timer() - t0
     if not act:
-        return result
+        return CycleResult(snap, plan, seconds)
     done = start_planned(
         connector,
         journal if journal is not None else MemoryJournal(),
@@ -76,6 +76,4 @@ def run_cycle(
         starts if starts is not None else {},
         max_start_attempts=max_start_attempts,
     )
-    result.started = done.started
-    result.errors = done.errors
-    return result
+    return CycleResult(snap, plan, seconds, done.started, done.errors)

@@ -166,6 +166,8 @@ def _starts_nothing(cluster: SimulatedCluster, idle: tuple[int, int, int] | None
         return False
     free = cluster.free_usable()
     for job in new:
-        if not job.held and all(a <= f for a, f in zip(job.total.as_tuple(), free, strict=True)):
+        # The job's total (units x unit) within the free resources, without making it.
+        n = job.units
+        if not job.held and all(a * n <= f for a, f in zip(job.unit.as_tuple(), free, strict=True)):
             return False
     return True

@@ -228,17 +228,16 @@ class RunningJob:
     end_estimate: int
 
     def __post_init__(self) -> None:
-        owner = f"RunningJob {self.job.id}"
-        _check(
-            len(self.nodes) == self.job.units,
-            owner,
-            "nodes",
-            self.nodes,
-            f"must name one node per unit ({self.job.units})",
-        )
-        _check(
-            self.end_estimate >= self.start, owner, "end_estimate", self.end_estimate, ">= start"
-        )
+        # The checks first, the messages only when one fails: a replay makes one per start.
+        if len(self.nodes) != self.job.units:
+            raise ModelError(
+                f"RunningJob {self.job.id}: nodes={self.nodes!r} "
+                f"must name one node per unit ({self.job.units})"
+            )
+        if self.end_estimate < self.start:
+            raise ModelError(
+                f"RunningJob {self.job.id}: end_estimate={self.end_estimate!r} >= start"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,9 @@
 The reference below is the cluster's code before (one ``NodeBook`` per node, a start checked
 unit by unit): the flat books, which work once per node, must accept and refuse the same
 starts with the same errors and give the very same floats (power added at a start, the terms
-subtracted at an end, each node's unit power), bit for bit. One deliberate difference: an end
+subtracted at an end, each node's unit power), bit for bit, whatever the placement rule and
+the number of names (the placement check is passed over only for a ``free`` job naming one
+node per unit, where it has no rule to break). One deliberate difference: an end
 released its nodes in the order of ``set(rj.nodes)``, which varies with the string hash seed
 of the process; it is now the order the start named them first (deterministic), as here.
 """
@@ -27,6 +29,7 @@ from wattsched.scheduler.model import (
     Job,
     Node,
     NodePowerModel,
+    Placement,
     PowerState,
     Resources,
     placement_error,
@@ -130,14 +133,17 @@ def test_array_books_are_the_scalar_books(nodes: list[Node], data: st.DataObject
                 ref_w -= t
         else:
             units = data.draw(st.integers(1, 48))
-            names = data.draw(st.lists(st.sampled_from([*index, "nowhere"]), min_size=units,
-                                       max_size=units))  # fmt: skip
+            # mostly one name per unit; sometimes one too few or too many (a placement error)
+            k = max(0, units + data.draw(st.sampled_from([0, 0, 0, 0, -1, 1])))
+            names = data.draw(st.lists(st.sampled_from([*index, "nowhere"]), min_size=k,
+                                       max_size=k))  # fmt: skip
             job = Job(str(step), submit=0, walltime=10, units=units,
                       unit=Resources(cores=data.draw(st.integers(1, 2)),
                                      gpus=int(data.draw(st.integers(0, 5)) == 0),
                                      mics=int(data.draw(st.integers(0, 7)) == 0)),
                       unit_power_w=data.draw(st.none() | watts),
-                      exclusive=data.draw(st.integers(0, 4)) == 0)  # fmt: skip
+                      exclusive=data.draw(st.integers(0, 4)) == 0,
+                      placement=data.draw(st.sampled_from(list(Placement))))  # fmt: skip
             refusal = ref_refusal(job, names, index, nodes, ref, running)
             try:
                 added = start_books(job, names, index, nodes, books)
