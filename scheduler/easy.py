@@ -21,6 +21,8 @@ from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
+from wattsched.scheduler.plan_records import assignment as _assignment
+from wattsched.scheduler.plan_records import plan as _plan
 
 _INF = float("inf")
 _HEURISTIC = SolverStats(status="heuristic", extra=MappingProxyType({}))
@@ -80,7 +82,7 @@ class EASYDispatcher(Dispatcher):
             if seen == len(ids):
                 # The same queue on the same cluster (a wake-up of the clock): again nothing
                 # starts, and no reservation is needed.
-                plan = Plan(now, (), _HEURISTIC)
+                plan = _plan(now, (), _HEURISTIC)
                 self._remember(snap, ids, plan)
                 return plan
             # Nothing could backfill last time and no reservation was needed: compute it now
@@ -93,8 +95,8 @@ class EASYDispatcher(Dispatcher):
             first = self._queue.first_fitting(seen, state.free_total_l)
             fast = self._backfill(state, queue[first:], now, order, res)
             if res is not None:
-                fast.append(Assignment(head_id, res.shadow, res.nodes))
-            plan = Plan(now, tuple(fast), _HEURISTIC)
+                fast.append(_assignment(head_id, res.shadow, res.nodes))
+            plan = _plan(now, tuple(fast), _HEURISTIC)
             self._remember(snap, ids, plan, memo.extra)
             return plan
         out: list[Assignment] = []
@@ -109,12 +111,12 @@ class EASYDispatcher(Dispatcher):
             state.commit(jv, *placed)
             names = state.names_for(*placed)
             self.cache.planned(job.id, names, *placed)
-            out.append(Assignment(job.id, now, names))
+            out.append(_assignment(job.id, now, names))
             self._queue.started.append(i)
             started[job.id] = (jv, *placed)
             i += 1
         if i >= len(queue):
-            plan = Plan(now, tuple(out), _HEURISTIC)
+            plan = _plan(now, tuple(out), _HEURISTIC)
             self._remember(snap, ids, plan)
             return plan
         head = queue[i]
@@ -129,8 +131,8 @@ class EASYDispatcher(Dispatcher):
         if candidates:
             out.extend(self._backfill(state, queue[first:], now, order, res))
         if res is not None:
-            out.append(Assignment(head.id, res.shadow, res.nodes))
-        plan = Plan(now, tuple(out), _HEURISTIC)
+            out.append(_assignment(head.id, res.shadow, res.nodes))
+        plan = _plan(now, tuple(out), _HEURISTIC)
         self._remember(snap, ids, plan, memo_extra)
         return plan
 
@@ -276,7 +278,7 @@ class EASYDispatcher(Dispatcher):
             room.both = None
             names = state.names_for(idx, cnt)
             self.cache.planned(job.id, names, idx, cnt)
-            out.append(Assignment(job.id, now, names))
+            out.append(_assignment(job.id, now, names))
             queue.started.append(p)
             if not short and res is not None:
                 if not own:  # the reservation is the memo's too: change a copy

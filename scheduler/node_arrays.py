@@ -120,40 +120,52 @@ class JobVec:
         own walltime and rule, and its power estimate when it has one (then one unit draws
         that on any node: no per-node power).
 
-        Built field by field rather than by :func:`dataclasses.replace` (which inspects the
-        fields at every call: a fifth of a vector's cost, once per job of a replay)."""
+        Made by setting the slots directly rather than through the frozen dataclass's
+        ``__init__`` (one ``object.__setattr__`` per field; :func:`dataclasses.replace` also
+        inspects the fields at every call): once per job of a replay. The vector is the very
+        one the constructor makes (``tests/scheduler/test_job_vec.py``); it has no checks."""
+        v = _new(JobVec)
         w = job.unit_power_w
+        _jv_req(v, self.req)
+        _jv_units(v, self.units)
+        _jv_walltime(v, job.walltime)
+        _jv_unit_power(v, w)
+        _jv_nz(v, self.nz)
+        _jv_total(v, self.total)
+        _jv_shape(v, self.shape)
+        _jv_total_l(v, self.total_l)
+        _jv_placement(v, job.placement)
+        _jv_exclusive(v, job.exclusive)
         if w is None:
-            return JobVec(
-                self.req,
-                self.units,
-                job.walltime,
-                None,
-                self.nz,
-                self.total,
-                self.node_w,
-                self.shape,
-                self.flat_w,
-                self.total_l,
-                self.min_w,
-                job.placement,
-                job.exclusive,
-            )
-        return JobVec(
-            self.req,
-            self.units,
-            job.walltime,
-            w,
-            self.nz,
-            self.total,
-            None,
-            self.shape,
-            w,
-            self.total_l,
-            w * self.units,
-            job.placement,
-            job.exclusive,
-        )
+            _jv_node_w(v, self.node_w)
+            _jv_flat_w(v, self.flat_w)
+            _jv_min_w(v, self.min_w)
+        else:
+            _jv_node_w(v, None)
+            _jv_flat_w(v, w)
+            _jv_min_w(v, w * self.units)
+        return v
+
+
+_new = object.__new__
+(
+    _jv_req,
+    _jv_units,
+    _jv_walltime,
+    _jv_unit_power,
+    _jv_nz,
+    _jv_total,
+    _jv_node_w,
+    _jv_shape,
+    _jv_flat_w,
+    _jv_total_l,
+    _jv_min_w,
+    _jv_placement,
+    _jv_exclusive,
+) = (
+    JobVec.__dict__[name].__set__
+    for name in JobVec.__dataclass_fields__  # the slots, in field order; fails if they change
+)
 
 
 class NodeArrays:

@@ -4,6 +4,8 @@ formula it replaced, field by field, whatever jobs came before."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -116,3 +118,38 @@ def test_cached_vectors_are_the_formula_s(jobs: list[Job], nodes: str) -> None:
                 assert _same(getattr(jv, name), value), (name, getattr(jv, name), value)
             for arr in (jv.req, jv.nz, jv.total, jv.node_w):
                 assert arr is None or not arr.flags.writeable
+
+
+@settings(max_examples=200, deadline=None)
+@given(jobs_st, st.sampled_from(("none", "uniform", "mixed")))
+def test_for_job_sets_the_constructors_fields(jobs: list[Job], nodes: str) -> None:
+    # for_job sets the slots directly: every field the very object the constructor set
+    # (the shape's shared arrays, the job's own values), and no checks passed over
+    assert not hasattr(JobVec, "__post_init__")
+    arrays = None if nodes == "none" else NodeArrays(_nodes(nodes == "uniform", 3))
+    for job in jobs:
+        base = JobVec.of_shape(job.unit.as_tuple(), job.units, arrays)
+        w = job.unit_power_w
+        slow = JobVec(
+            base.req,
+            base.units,
+            job.walltime,
+            w,
+            base.nz,
+            base.total,
+            base.node_w if w is None else None,
+            base.shape,
+            base.flat_w if w is None else w,
+            base.total_l,
+            base.min_w if w is None else w * base.units,
+            job.placement,
+            job.exclusive,
+        )
+        fast = base.for_job(job)
+        assert type(fast) is JobVec
+        for f in fields(JobVec):
+            a, b = getattr(fast, f.name), getattr(slow, f.name)
+            if isinstance(a, float):  # the same operation: equal bit for bit
+                assert type(b) is float and a.hex() == b.hex(), f.name
+            else:
+                assert a is b, f.name
