@@ -131,9 +131,8 @@ class Books:
             for i, k in zip(*placed.tolist(), strict=True):
                 self.node_jobs[i][jid] = k
 
-    def set_usable(self, i: int, node: Node) -> None:
-        """Node ``i`` changed (power state, availability)."""
-        ok = _usable(node)
+    def set_usable(self, i: int, ok: bool) -> None:
+        """Node ``i`` is usable (ON and available) when ``ok``, else not."""
         self.unusable += int(self.usable[i]) - int(ok)
         self.usable[i] = ok
 
