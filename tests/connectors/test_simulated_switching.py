@@ -106,3 +106,10 @@ def test_kept_node_figures_match_the_node_formula(
         assert cluster._books.usable.tolist() == usable
         assert cluster._books.unusable == usable.count(False)
         assert cluster._pool == cluster._books.pooled_free()
+
+
+def test_the_power_side_pushes_the_clusters_power_done_kind() -> None:
+    """The power module's event kind is the one the cluster's clock handles."""
+    from wattsched.connectors import simulated, simulated_power
+
+    assert simulated_power._POWER_DONE == simulated._POWER_DONE
