@@ -76,7 +76,8 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
         self.now = t0
         self.start_time = t0
         self._nodes: list[Node] = list(nodes)
-        self._node_tuple: tuple[Node, ...] = tuple(self._nodes)
+        self._node_tuple: tuple[Node, ...] | None = tuple(self._nodes)
+        """The nodes as a snapshot shows them (None: made again, a node changed)."""
         self._index = {n.name: i for i, n in enumerate(self._nodes)}
         self._books = Books(self._nodes)
         self._arrivals = ordered
@@ -129,6 +130,8 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
     def snapshot(self) -> Snapshot:
         if self._running_tuple is None:
             self._running_tuple = tuple(self._running.values())
+        if self._node_tuple is None:
+            self._node_tuple = tuple(self._nodes)
         return snapshot(
             self.now,
             self._node_tuple,

@@ -24,7 +24,7 @@ class NodePower:
     power_log: list[tuple[int, str, bool]]
     _index: dict[str, int]
     _nodes: list[Node]
-    _node_tuple: tuple[Node, ...]
+    _node_tuple: tuple[Node, ...] | None
     _figures: list[Figures]
     _books: Books
     _pool: list[int]
@@ -73,8 +73,8 @@ class NodePower:
             self._pool = [
                 p + sign * f for p, f in zip(self._pool, self._books.free[i].tolist(), strict=True)
             ]
-            self._books.set_usable(i, usable)
+            self._books.usable_changed(i, usable)
         self._static_w += w - old_w
         self._nodes_on += on - old_on
         self._nodes[i] = node
-        self._node_tuple = tuple(self._nodes)
+        self._node_tuple = None  # made again by the next snapshot
