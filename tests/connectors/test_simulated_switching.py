@@ -99,6 +99,7 @@ def test_kept_node_figures_match_the_node_formula(
         else:  # an admin's drain, as the thermal cluster sets it
             cluster._set_node(i, replace(node, available=what == "undrain"))
         now = cluster.snapshot().nodes
+        assert cluster.snapshot().nodes is now  # the same tuple while nothing changes
         assert cluster._figures == [_formula_figures(n) for n in now]
         assert cluster._static_w == sum(n.power.state_watts(n.state) for n in now)
         assert cluster._nodes_on == sum(n.state is PowerState.ON for n in now)
