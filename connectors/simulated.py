@@ -21,10 +21,8 @@ from dataclasses import replace
 from wattsched.connectors.base import (
     Capability,
     Connector,
-    RMSCommandError,
     StartResult,
     UnknownJobError,
-    UnknownNodeError,
 )
 from wattsched.connectors.simulated_books import (
     Books,
@@ -35,19 +33,19 @@ from wattsched.connectors.simulated_books import (
     start_books,
 )
 from wattsched.connectors.simulated_failures import PowerFailures
-from wattsched.connectors.simulated_nodes import NodeVariants
+from wattsched.connectors.simulated_nodes import NodeVariants, figures
+from wattsched.connectors.simulated_power import NodePower
 from wattsched.connectors.simulated_queries import ReplayQueries
 from wattsched.connectors.simulated_queue import WaitingQueue
 from wattsched.connectors.simulated_records import running_job, snapshot
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
-from wattsched.scheduler.power_transitions import power_transition
 
 _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
 """Event kinds, in the order events of one instant are handled (plain ints: the heap
 compares them millions of times in a replay)."""
 
 
-class SimulatedCluster(ReplayQueries, Connector):
+class SimulatedCluster(NodePower, ReplayQueries, Connector):
     """A discrete-event cluster replaying ``jobs`` on ``nodes`` under ``cap``.
 
     ``offline=True`` submits every job at the start time (the papers' instance experiments).
@@ -78,7 +76,8 @@ class SimulatedCluster(ReplayQueries, Connector):
         self.now = t0
         self.start_time = t0
         self._nodes: list[Node] = list(nodes)
-        self._node_tuple: tuple[Node, ...] = tuple(self._nodes)
+        self._node_tuple: tuple[Node, ...] | None = tuple(self._nodes)
+        """The nodes as a snapshot shows them (None: made again, a node changed)."""
         self._index = {n.name: i for i, n in enumerate(self._nodes)}
         self._books = Books(self._nodes)
         self._arrivals = ordered
@@ -90,6 +89,8 @@ class SimulatedCluster(ReplayQueries, Connector):
         self.records: dict[str, JobRecord] = {}
         self._events: list[tuple[int, int, int, str]] = []
         self._seq = 0
+        self._figures = [figures(n) for n in self._nodes]
+        """Each node's static draw and flags (kept with the node by ``_set_node``)."""
         self._static_w = sum(n.power.state_watts(n.state) for n in self._nodes)
         self._nodes_on = sum(1 for n in self._nodes if n.state is PowerState.ON)
         self._busy_w = 0.0
@@ -129,6 +130,8 @@ class SimulatedCluster(ReplayQueries, Connector):
     def snapshot(self) -> Snapshot:
         if self._running_tuple is None:
             self._running_tuple = tuple(self._running.values())
+        if self._node_tuple is None:
+            self._node_tuple = tuple(self._nodes)
         return snapshot(
             self.now,
             self._node_tuple,
@@ -182,24 +185,6 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._waiting.replace(replace(job, held=held))
         self.changes += 1
         self.queue_edits += 1
-
-    def power(self, node: str, on: bool) -> None:
-        i = self._index.get(node)
-        if i is None:
-            raise UnknownNodeError(f"node {node!r} does not exist", node=node)
-        n = self._nodes[i]
-        if not on and self._books.busy[i]:
-            raise RMSCommandError(["power", node, "off"], 1, f"node {node} runs jobs")
-        try:
-            state = power_transition(n.state, "power_on" if on else "power_off")
-        except ValueError as exc:
-            raise RMSCommandError(["power", node, "on" if on else "off"], 1, str(exc)) from exc
-        if self._failures is not None:
-            self._failures.check(node, on)
-        self.power_commands += 1
-        self.power_log.append((self.now, node, on))
-        self._set_node(i, self._variants.in_state(i, n, state))
-        self._push(self.now + (n.boot_s if on else n.shutdown_s), _POWER_DONE, node)
 
     # -- the virtual clock ---------------------------------------------------------------------
 
@@ -345,28 +330,6 @@ class SimulatedCluster(ReplayQueries, Connector):
         self._busy_w = book_end(rj.job, self._books, self._pool, self._busy_w)
         if not self._running:
             self._busy_w = 0.0  # no float drift once idle
-
-    def _power_done(self, name: str) -> None:
-        i = self._index[name]
-        n = self._nodes[i]
-        if n.state in (PowerState.BOOTING, PowerState.SHUTTING_DOWN):
-            self._set_node(i, self._variants.in_state(i, n, power_transition(n.state, "done")))
-
-    def _set_node(self, i: int, node: Node) -> None:
-        old = self._nodes[i]
-        self.changes += 1
-        sign = int(node.state is PowerState.ON and node.available) - int(
-            old.state is PowerState.ON and old.available
-        )
-        if sign:
-            self._pool = [
-                p + sign * f for p, f in zip(self._pool, self._books.free[i].tolist(), strict=True)
-            ]
-        self._static_w += node.power.state_watts(node.state) - old.power.state_watts(old.state)
-        self._nodes_on += int(node.state is PowerState.ON) - int(old.state is PowerState.ON)
-        self._nodes[i] = node
-        self._books.set_usable(i, node)
-        self._node_tuple = tuple(self._nodes)
 
     def _account(self, t: int) -> None:
         """Integrate energy and cap violations from the last event time up to ``t``."""

@@ -131,10 +131,10 @@ class Books:
             for i, k in zip(*placed.tolist(), strict=True):
                 self.node_jobs[i][jid] = k
 
-    def set_usable(self, i: int, node: Node) -> None:
-        """Node ``i`` changed (power state, availability)."""
-        ok = _usable(node)
-        self.unusable += int(self.usable[i]) - int(ok)
+    def usable_changed(self, i: int, ok: bool) -> None:
+        """Node ``i`` became usable (ON and available) when ``ok``, else unusable (its flag
+        was the other one)."""
+        self.unusable += -1 if ok else 1
         self.usable[i] = ok
 
     def pooled_free(self) -> list[int]:
