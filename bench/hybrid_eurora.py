@@ -276,6 +276,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 row[name].append({
                     "objective": weighted_queue_time(jobs, starts, max(j.ewt for j in jobs))
                     if len(starts) == len(jobs) else None,
+                    "never_started": len(jobs) - len(starts),
                     "cycles": res.cycles,
                     "cycle_p99_s": secs[int(0.99 * (len(secs) - 1))],
                     "cycle_max_s": secs[-1],

@@ -207,7 +207,9 @@ def report(
             hs = [h["objective"] for h in o["hybrid"]]
             better = sum(1 for h in hs if h is not None and p is not None and h < p)
             lines.append(
-                f"| {o['instance']} | {o['jobs']} | {o['cap_w']:.0f} | {p:.0f} | "
+                f"| {o['instance']} | {o['jobs']} | {o['cap_w']:.0f} | "
+                + ("-" if p is None else f"{p:.0f}")  # some job never started under the cap
+                + " | "
                 + ", ".join(f"{h:.0f}" if h is not None else "-" for h in hs)
                 + f" | {better}/{len(hs)} | "
                 f"{max(h['cycle_p99_s'] for h in o['hybrid']):.2f} |"
