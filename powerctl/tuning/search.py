@@ -66,8 +66,8 @@ def _score(args: tuple[list[float], int]) -> Objectives:
 
 
 def score_remote(workload: Workload, x: list[float], n_sets: int, dispatcher: str) -> Objectives:
-    """One candidate on ``workload`` (what a Dask worker runs; the kernels' load is a few
-    microseconds once done)."""
+    """One candidate on ``workload`` (what a Dask worker runs; loading the kernels again
+    costs about 25 us once they are loaded)."""
     _warm()
     return evaluate(workload, decode(x, n_sets), dispatcher=dispatcher)
 
