@@ -122,11 +122,13 @@ def run_case(name: str, profile: bool = False) -> dict[str, object]:
     from wattsched.scheduler.model import PowerCap
 
     t0 = time.perf_counter()
+    policy = make_power_policy(PowerPolicyName(str(case.get("policy", "none"))), 1800)
     fit_kernels.warm()  # run_simulation's start-up does it too: timed here on its own
+    if policy is not None:
+        policy.warm()
     warm_s = time.perf_counter() - t0
 
     out = RESULTS / f"replay_{name}"
-    policy = make_power_policy(PowerPolicyName(str(case.get("policy", "none"))), 1800)
     profiler: Any = None
     if profile:
         import pyinstrument

@@ -368,9 +368,11 @@ class Service:
     def start(self) -> None:
         """Run the cycle every ``cycle_seconds`` (monotonic clock) in a thread; first now.
 
-        The mapper's compiled kernels are loaded first, so that the first cycle is not the one
-        that pays numba's set-up."""
+        The mapper's (and the power policy's) compiled kernels are loaded first, so that the
+        first cycle is not the one that pays numba's set-up."""
         fit_kernels.warm()
+        if self.power.policy is not None:
+            self.power.policy.warm()  # HGFS's fuzzy kernels
         self._timer = CycleTimer(self._scheduled, self.cycle_seconds, monotonic=self.monotonic)
         self._timer.start()
 

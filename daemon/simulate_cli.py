@@ -236,6 +236,8 @@ def run_simulation(
     except (TypeError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     fit_kernels.warm()  # start-up, not the replay's first cycle (docs/performance.md)
+    if power_policy is not None:
+        power_policy.warm()  # HGFS's fuzzy kernels, likewise
     if thermal is not None:
         from wattsched.daemon import thermal_sim
 

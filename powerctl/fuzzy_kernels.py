@@ -61,3 +61,15 @@ def next_change(centers: FloatArray, weights: FloatArray, idle: FloatArray, peri
         if off_count(centers, weights, idle, float(k * period)) > now:
             return k * period
     return 0
+
+
+def warm() -> None:
+    """Load these kernels now (numba's cached machine code), at start-up rather than in the
+    first replay's policy step, with the argument types :class:`~wattsched.powerctl.hgfs.
+    HGFSParams` passes: float arrays (C order, writable), a float shift, an integer period.
+    ``tests/powerctl/test_hgfs.py`` checks that a HGFS replay compiles nothing more."""
+    c = np.array([0.0, 1.0])
+    w = np.array([0.0, 1.0])
+    idle = np.zeros(1)
+    off_count(c, w, idle, 0.0)
+    next_change(c, w, idle, 1)

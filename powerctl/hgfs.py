@@ -202,6 +202,10 @@ class HGFSPolicy(PowerPolicy):
     views: SnapshotViews = field(default_factory=SnapshotViews, repr=False, compare=False)
     """Figures derived from the snapshot's parts, kept while they are the same objects."""
 
+    def warm(self) -> None:
+        """Load the fuzzy rules' compiled kernels (:func:`fuzzy_kernels.warm`)."""
+        fuzzy_kernels.warm()
+
     def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
         """Crisp rules first (power on), then the fuzzy rules and rule 3 (power off)."""
         p = self.params

@@ -70,6 +70,10 @@ class PowerPolicy(abc.ABC):
     def decide(self, snap: Snapshot, plan: Plan) -> PowerDecision:
         """The nodes to switch now."""
 
+    def warm(self) -> None:  # noqa: B027 - a hook: most policies compile nothing
+        """Load the policy's compiled kernels now (at start-up, not in the first cycle that
+        asks it); nothing to load by default."""
+
 
 def busy_nodes(snap: Snapshot) -> set[str]:
     """Nodes on which at least one job unit runs."""

@@ -23,6 +23,7 @@ from pymoo.core.problem import Problem
 from pymoo.optimize import minimize
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
+from wattsched.powerctl import fuzzy_kernels
 from wattsched.powerctl.hgfs import HGFSParams
 from wattsched.powerctl.tuning.encoding import (
     bounds,
@@ -33,6 +34,7 @@ from wattsched.powerctl.tuning.encoding import (
 )
 from wattsched.powerctl.tuning.evaluate import Objectives, Workload, evaluate, saving_ceilings
 from wattsched.powerctl.tuning.measures import PHYSICAL, TUNED
+from wattsched.scheduler import fit_kernels
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(generation, generations)`` after each generation."""
@@ -44,9 +46,17 @@ _WORKLOAD: Workload | None = None
 _DISPATCHER = "easy"
 
 
+def _warm() -> None:
+    """Load the compiled kernels a HGFS replay calls (the mapper's and the fuzzy rules'):
+    once at a worker's start, not inside its first replay (docs/performance.md)."""
+    fit_kernels.warm()
+    fuzzy_kernels.warm()
+
+
 def _init_worker(workload: Workload, dispatcher: str) -> None:
     global _WORKLOAD, _DISPATCHER
     _WORKLOAD, _DISPATCHER = workload, dispatcher
+    _warm()
 
 
 def _score(args: tuple[list[float], int]) -> Objectives:
@@ -56,7 +66,9 @@ def _score(args: tuple[list[float], int]) -> Objectives:
 
 
 def score_remote(workload: Workload, x: list[float], n_sets: int, dispatcher: str) -> Objectives:
-    """One candidate on ``workload`` (what a Dask worker runs)."""
+    """One candidate on ``workload`` (what a Dask worker runs; loading the kernels again
+    costs about 25 us once they are loaded)."""
+    _warm()
     return evaluate(workload, decode(x, n_sets), dispatcher=dispatcher)
 
 
@@ -93,6 +105,8 @@ class Evaluator:
             self._pool = ProcessPoolExecutor(
                 workers, initializer=_init_worker, initargs=(workload, dispatcher)
             )
+        else:
+            _warm()
 
     def __call__(self, xs: Sequence[Sequence[float]]) -> list[Objectives]:
         rows = [list(map(float, x)) for x in xs]

@@ -242,3 +242,42 @@ def test_vectorised_truths_and_counts_are_the_scalar_ones(
                 expected = k * period
                 break
     assert p.next_count_change(idle) == expected
+
+
+WARM_THEN_HGFS_REPLAY = """
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
+from wattsched.powerctl import fuzzy_kernels as fz
+from wattsched.powerctl.hgfs import HGFSParams, HGFSPolicy
+from wattsched.scheduler import dispatcher as registry
+from wattsched.scheduler import fit_kernels as fk
+from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
+
+policy = HGFSPolicy(HGFSParams(centers=(0.0, 300.0, 900.0), weights=(0.0, 0.5, 1.0)))
+fk.warm()
+policy.warm()
+kernels = (fz.off_count, fz.next_change, fz.truth, fk.first_fit, fk.fit_into, fk.book)
+loaded = {k: list(k.signatures) for k in kernels}
+nodes = [Node(f"n{i}", Resources(cores=4, mem_mb=8000), NodePowerModel(idle_w=20, core_w=5))
+         for i in range(4)]
+# Bursts with long gaps: nodes idle, the fuzzy rules count them off, nodes boot again.
+jobs = [Job(str(j), 2000 * (j // 5) + j % 5, 600, 1 + j % 2, Resources(cores=1 + j % 4),
+            runtime=300) for j in range(30)]
+cluster = SimulatedCluster(nodes, jobs, PowerCap.unlimited())
+replay(cluster, registry.create("easy"), power_policy=policy)
+assert cluster.power_commands > 0, "the replay switched no node: it tests nothing"
+print(all(list(k.signatures) == s for k, s in loaded.items()))
+"""
+
+
+def test_warm_loads_the_very_kernels_a_replay_uses() -> None:
+    # After the policy's warm(), a HGFS replay compiles no other signature of the fuzzy
+    # kernels (nor of the mapper's): warm() passed the argument types the policy passes, so
+    # the first replay of a process (a tuning worker's, a benchmark's) pays no numba set-up.
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", WARM_THEN_HGFS_REPLAY], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "True", out.stderr
