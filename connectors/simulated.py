@@ -29,15 +29,15 @@ from wattsched.connectors.simulated_books import (
     JobRecord,
     PowerSample,
     book_end,
-    seconds_above,
     start_books,
 )
+from wattsched.connectors.simulated_energy import PowerRecord
 from wattsched.connectors.simulated_failures import PowerFailures
 from wattsched.connectors.simulated_nodes import NodeVariants, figures
 from wattsched.connectors.simulated_power import NodePower
 from wattsched.connectors.simulated_queries import ReplayQueries
 from wattsched.connectors.simulated_queue import WaitingQueue
-from wattsched.connectors.simulated_records import running_job, snapshot
+from wattsched.connectors.simulated_records import running_job, snapshot, start_result
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, RunningJob, Snapshot
 
 _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
@@ -45,7 +45,7 @@ _END, _POWER_DONE, _ARRIVAL, _CAP, _WAKE = 0, 1, 2, 3, 4
 compares them millions of times in a replay)."""
 
 
-class SimulatedCluster(NodePower, ReplayQueries, Connector):
+class SimulatedCluster(NodePower, ReplayQueries, PowerRecord, Connector):
     """A discrete-event cluster replaying ``jobs`` on ``nodes`` under ``cap``.
 
     ``offline=True`` submits every job at the start time (the papers' instance experiments).
@@ -155,7 +155,8 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
         pool[1] -= u.mem_mb * n
         pool[2] -= u.gpus * n
         pool[3] -= u.mics * n
-        self._account(now)
+        if now != self._last_t:  # else nothing to integrate (a start follows a step at ``now``)
+            self._account(now)
         self._busy_w += watts
         self._waiting.remove(job_id)
         self.changes += 1
@@ -170,7 +171,7 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
         self._seq += 1
         heapq.heappush(self._events, (end, self._seq, _END, job_id))
         self._sample()
-        return StartResult(job_id, on)
+        return start_result(job_id, on)
 
     def hold(self, job_id: str, *, operator: bool = False) -> None:
         self._set_held(job_id, True)
@@ -250,6 +251,19 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
             if self._is_event(arrived, kinds):
                 return True
 
+    def advance_while_idle(self) -> tuple[bool, int, int]:
+        """:meth:`advance`, and again while no job waits or none fits (:meth:`nothing_fits`):
+        the steps a replay skips by that rule (:mod:`wattsched.daemon.replay`), without a turn
+        of its loop each. Returns whether something is left to happen, how many steps were
+        advanced past, and the arrivals seen at the last of them (-1: none)."""
+        skipped, seen = 0, -1
+        while self.advance():
+            if self._queue and not self.nothing_fits():
+                return True, skipped, seen
+            skipped += 1
+            seen = self._next_arrival
+        return False, skipped, seen
+
     def _is_event(self, arrived: bool, kinds: set[int]) -> bool:
         """Whether a step that saw ``arrived`` and event ``kinds`` calls for a cycle (a kind
         other than a cap step: more kinds than the cap step among them)."""
@@ -286,14 +300,10 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
                 self._power_done(key)
             elif kind == _WAKE and not key:
                 self._wakes.discard(t)
-        arrived = self._admit_arrivals()
+        k, arrivals = self._next_arrival, self._arrivals
+        arrived = k < len(arrivals) and arrivals[k].submit <= t and self._admit_arrivals()
         self._sample()
         return arrived, kinds
-
-    @property
-    def power_now_w(self) -> float:
-        """The IT power drawn now."""
-        return self._static_w + self._busy_w
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -330,33 +340,3 @@ class SimulatedCluster(NodePower, ReplayQueries, Connector):
         self._busy_w = book_end(rj.job, self._books, self._pool, self._busy_w)
         if not self._running:
             self._busy_w = 0.0  # no float drift once idle
-
-    def _account(self, t: int) -> None:
-        """Integrate energy and cap violations from the last event time up to ``t``."""
-        dt = t - self._last_t
-        if dt > 0:
-            p = self.power_now_w
-            self.energy_j += p * dt
-            self.power_saved_j += (self._all_idle_w - self._static_w) * dt
-            if self.cap.limited:  # no draw is above an infinite cap
-                self.cap_violation_s += seconds_above(self.cap, p, self._last_t, t)
-        self._last_t = t
-
-    def _sample(self) -> None:
-        p = self.power_now_w
-        if p > self.peak_power_w:
-            self.peak_power_w = p
-        if not self.record_power:
-            return
-        now = self.now
-        samples = self.samples
-        if samples and (last := samples[-1]).time == now:
-            # A later sample of the same instant (a start after the step's): updated in place.
-            last.it_power_w = p
-            last.cap_w = self.cap.at(now)
-            last.nodes_on = self._nodes_on
-            last.queued = len(self._queue)
-            last.running = len(self._running)
-        else:
-            n_q, n_r = len(self._queue), len(self._running)
-            samples.append(PowerSample(now, p, self.cap.at(now), self._nodes_on, n_q, n_r))

@@ -74,8 +74,9 @@ class Books:
     thermal cluster).
 
     ``placed`` keeps each running job's placement for its end: node indexes in the order its
-    start named them first over units per node (a 2 x m array), the power of those units,
-    and the start's requirement array and kernel flags (its end reads the same bits).
+    start named them first over units per node (a 2 x m array), the flat power a unit draws
+    (0.0: its node model's), and the start's requirement array and kernel flags (its end reads
+    the same bits, and works the units' power out again as the start did).
     """
 
     __slots__ = (
@@ -113,7 +114,7 @@ class Books:
             np.float64,
         ).reshape(n, 4)
         self.has_first_core = bool(self.node_w[:, FIRST_CORE_W].any())
-        self.placed: dict[str, tuple[IntArray, FloatArray, IntArray, int]] = {}
+        self.placed: dict[str, tuple[IntArray, float, IntArray, int]] = {}
         self.pos: IntArray = np.full(n, -1, np.int64)
         self.out: IntArray = np.zeros((2, n), np.int64)
         self.out_w: FloatArray = np.zeros(n, np.float64)
@@ -188,12 +189,22 @@ def start_books(
         except KeyError:  # an unknown node: -1, which the kernel refuses
             unit_ids = np.fromiter(map(index.get, nodes, repeat(-1)), np.int64, k)
     flat = job.unit_power_w
-    req = books.req(job.unit)
-    flags = books.flags(job)
+    flat_w = 0.0 if flat is None else float(flat)  # one compiled signature, whatever the type
+    unit = job.unit
+    req = books.reqs.get(unit)
+    if req is None:
+        req = books.req(unit)
+    flags = (  # books.flags(job), written out (one call less a start)
+        (EXCLUSIVE if job.exclusive else 0)
+        | (ANY_EXCLUSIVE if books.exclusive_jobs else 0)
+        | (CHECK_USABLE if books.unusable else 0)
+        | (FIRST_CORE if books.has_first_core else 0)
+        | (MODEL_WATTS if flat is None else 0)
+    )
     m, watts = take(
         unit_ids,
         req,
-        0.0 if flat is None else float(flat),  # one compiled signature, whatever the type
+        flat_w,
         flags,
         books.free,
         books.busy,
@@ -208,14 +219,14 @@ def start_books(
         _refuse(job, nodes, index, node_list, books)
         raise AssertionError(f"start of {job.id} refused by the books, not by the rules")
     placed = books.out[:, :m].copy()
-    uwks = books.out_w[:m].copy()
-    books.placed[job.id] = (placed, uwks, req, flags)
+    # The units' power is not kept: the end works it out again from the same values.
+    books.placed[job.id] = (placed, flat_w, req, flags)
     if job.exclusive:
         books.exclusive_jobs += 1
     if books.node_jobs is not None:
         unit_w, node_jobs = books.unit_w, books.node_jobs
         ids, ks = placed.tolist()
-        for i, units, u in zip(ids, ks, uwks.tolist(), strict=True):
+        for i, units, u in zip(ids, ks, books.out_w[:m].tolist(), strict=True):
             node_jobs[i][job.id] = units
             unit_w[i] += u
     return float(watts)
@@ -277,27 +288,32 @@ def book_end(job: Job, books: Books, pool: list[int], busy_w: float) -> float:
     node by node, its units, then its first core if it is idle now."""
     # Its start's requirement array and flags: the kernel reads only the bits of the job
     # (exclusive) and of the nodes (first-core cost), the same at its end.
-    placed, uwks, req, flags = books.placed.pop(job.id)
+    placed, flat_w, req, flags = books.placed.pop(job.id)
+    out_w = books.out_w
     back, busy_w = release(
         placed,
-        uwks,
         req,
+        flat_w,
         flags,
         books.free,
         books.busy,
         books.exclusive,
         books.usable,
         books.node_w,
+        out_w,
         busy_w,
     )
-    for r, a in enumerate(job.unit.as_tuple()):
-        if a:
-            pool[r] += a * back
+    u = job.unit  # ``pool`` in RESOURCES order (a zero amount adds nothing)
+    pool[0] += u.cores * back
+    pool[1] += u.mem_mb * back
+    pool[2] += u.gpus * back
+    pool[3] += u.mics * back
     if job.exclusive:
         books.exclusive_jobs -= 1
     if books.node_jobs is not None:
         unit_w, node_jobs, busy = books.unit_w, books.node_jobs, books.busy
-        for i, u in zip(placed[0].tolist(), uwks.tolist(), strict=True):
+        ids = placed[0].tolist()
+        for i, uw in zip(ids, out_w[: len(ids)].tolist(), strict=True):
             del node_jobs[i][job.id]
-            unit_w[i] = 0.0 if busy[i] == 0 else unit_w[i] - u
+            unit_w[i] = 0.0 if busy[i] == 0 else unit_w[i] - uw
     return float(busy_w)

@@ -119,22 +119,27 @@ def _model_watts(req: IntArray, node_w: FloatArray, i: int) -> float:
 @njit(cache=True, nogil=True)
 def release(
     placed: IntArray,
-    uwks: FloatArray,
     req: IntArray,
+    flat: float,
     flags: int,
     free: IntArray,
     busy: IntArray,
     held: IntArray,
     usable: BoolArray,
     node_w: FloatArray,
+    out_w: FloatArray,
     busy_w: float,
 ) -> tuple[int, float]:
-    """Release what :func:`take` booked (``placed``: its ``out[:, :m]``, ``uwks``: its
-    ``out_w[:m]``); returns the units freed on usable nodes and ``busy_w`` minus the power
-    stopped, term by term: node by node, its units, then its first core if it is idle now."""
+    """Release what :func:`take` booked (``placed``: its ``out[:, :m]``, with the same
+    ``req``, ``flat`` and ``flags``); returns the units freed on usable nodes and ``busy_w``
+    minus the power stopped, term by term: node by node, its units, then its first core if it
+    is idle now. The units' power of each node is worked out again as :func:`take` did (the
+    very same operations on the same values: ``node_w`` never changes) and left in
+    ``out_w[:m]``, as :func:`take` leaves it."""
     ids = placed[0]
     ks = placed[1]
     exclusive = flags & EXCLUSIVE != 0
+    model = flags & MODEL_WATTS != 0
     back = 0
     for q in range(ids.shape[0]):
         i = ids[q]
@@ -146,9 +151,10 @@ def release(
             back += k
         if exclusive:
             held[i] -= 1
+        out_w[q] = (_model_watts(req, node_w, i) if model else flat) * k
     first_core = flags & FIRST_CORE != 0
     for q in range(ids.shape[0]):
-        busy_w -= uwks[q]
+        busy_w -= out_w[q]
         if first_core and busy[ids[q]] == 0:
             busy_w -= node_w[ids[q], FIRST_CORE_W]
     return back, busy_w

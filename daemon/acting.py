@@ -15,7 +15,7 @@ speed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -90,11 +90,9 @@ class MemoryJournal:
     ) -> list[int]:
         rows = self.actions
         first = len(rows)
-        rows += [
-            [kind, job_id, tuple(nodes), time_, "pending", None, None]
-            for kind, job_id, nodes in actions
-        ]
-        return list(range(first, len(rows)))
+        for kind, job_id, nodes in actions:  # a loop: mostly one action (no comprehension)
+            rows.append([kind, job_id, tuple(nodes), time_, "pending", None, None])
+        return [*range(first, len(rows))]
 
     def finish_actions(self, outcomes: Iterable[Outcome]) -> None:
         for action_id, state, result, error in outcomes:
@@ -140,8 +138,11 @@ def start_planned(
     """Carry out ``plan``'s starts of now (see the module docstring); ``starts`` (our last
     start of each job) is updated with the jobs started."""
     t = plan.time
-    now = [a for a in plan.assignments if a.start <= t]  # plan.starts_now(), without a generator
-    out = StartOutcome()
+    now: list[Assignment] = []
+    for a in plan.assignments:  # plan.starts_now(), without a generator (mostly 1 or 2)
+        if a.start <= t:
+            now.append(a)
+    out = StartOutcome([], [], [], [])  # no default factories to call
     if not now:
         return out
     # The jobs of this instant's starts, as the RMS reports them (pending, not held, not kept
@@ -169,34 +170,38 @@ def start_planned(
         return out
     failures = journal.failed_start_counts(queued)  # the job ids of todo (the dict's keys)
     ready: list[Assignment] = []
+    actions: list[tuple[str, str | None, Iterable[str]]] = []  # their journal rows
+    incarnations: list[int] = []
     for a in todo:
-        prev = starts.get(a.job_id)
-        if prev is not None and prev.incarnation >= queued[a.job_id].restarts:
+        job_id = a.job_id
+        restarts = queued[job_id].restarts
+        prev = starts.get(job_id)
+        if prev is not None and prev.incarnation >= restarts:
             # Pending again in the incarnation we started (not a requeue): never twice.
-            out.refused_twice.append(a.job_id)
+            out.refused_twice.append(job_id)
             continue
-        if failures.get(a.job_id, 0) >= max_start_attempts:
-            out.gave_up.append(a.job_id)
+        if failures.get(job_id, 0) >= max_start_attempts:
+            out.gave_up.append(job_id)
             continue
         ready.append(a)
+        actions.append(("start", job_id, a.nodes))
+        incarnations.append(restarts)
     # Journal a batch as pending (one commit) before any of its RMS calls, then record the
     # outcomes (one commit). A crash in between leaves them pending: the restart reconciles
     # them against the RMS, so nothing is lost nor started twice.
+    time_, start, started = snap.time, connector.start, out.started
     for i in range(0, len(ready), JOURNAL_BATCH):
-        batch: Sequence[Assignment] = (
-            ready if len(ready) <= JOURNAL_BATCH else ready[i : i + JOURNAL_BATCH]
-        )
-        ids = journal.begin_actions(
-            [("start", a.job_id, a.nodes) for a in batch],
-            time_=snap.time,
-            cycle_id=cycle_id,
-            incarnations=[queued[a.job_id].restarts for a in batch],
-        )
+        if len(ready) <= JOURNAL_BATCH:
+            batch, rows, incs = ready, actions, incarnations
+        else:
+            j = i + JOURNAL_BATCH
+            batch, rows, incs = ready[i:j], actions[i:j], incarnations[i:j]
+        ids = journal.begin_actions(rows, time_=time_, cycle_id=cycle_id, incarnations=incs)
         outcomes: list[Outcome] = []
         try:
-            for action_id, a in zip(ids, batch, strict=True):
+            for action_id, a, inc in zip(ids, batch, incs, strict=True):
                 try:
-                    connector.start(a.job_id, a.nodes)
+                    start(a.job_id, a.nodes)
                 except ConnectorError as exc:
                     log.warning(
                         "start of job %s on %s failed: %s", a.job_id, ",".join(a.nodes), exc
@@ -205,8 +210,8 @@ def start_planned(
                     out.errors.append((a, exc))
                     continue
                 outcomes.append((action_id, "done", "started", None))
-                starts[a.job_id] = start_record(queued[a.job_id].restarts, snap.time, a.nodes)
-                out.started.append(a)
+                starts[a.job_id] = start_record(inc, time_, a.nodes)
+                started.append(a)
         finally:
             journal.finish_actions(outcomes)
     return out

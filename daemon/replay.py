@@ -15,7 +15,10 @@ node change, hold, release or cap step) none of which fits in the free resources
 usable nodes, pooled. Such a dispatcher then starts nothing either, and what it keeps from
 one cycle to the next is exact whatever cycles it saw (caches checked against each
 snapshot, as a real RMS's cycles see any change), so the schedule is the same
-(``tests/daemon/test_replay_skip.py`` replays both ways).
+(``tests/daemon/test_replay_skip.py`` replays both ways). The first two rules are asked by
+the cluster itself at each step after a cycle (:meth:`~wattsched.connectors.simulated.
+SimulatedCluster.advance_while_idle`: no turn of the loop per skipped step), the third by the
+loop.
 """
 
 from __future__ import annotations
@@ -122,43 +125,60 @@ def _replay(
     power = PowerControl.through_connector(cluster, power_policy) if power_policy else None
     skipping = skip and power_policy is None and dispatcher.skips_exact
     idle: tuple[int, int, int] | None = None  # (changes, arrivals, time) after a no-start plan
+    some_fit = False  # jobs wait and some fit pooled (known after the cluster skipped steps)
     while True:
-        if skipping and _starts_nothing(cluster, idle):
+        if (
+            skipping
+            and (idle is not None or not some_fit)
+            and _starts_nothing(cluster, idle, some_fit)
+        ):
             result.skipped += 1
             if idle is not None:
                 idle = (idle[0], cluster.arrivals_seen, idle[2])
-            if not cluster.advance():
+        else:
+            cycle = run_cycle(
+                cluster, dispatcher, journal=journal, starts=starts,
+                observe=power.observe if power is not None else None,
+            )  # fmt: skip
+            plan = cycle.plan
+            t = plan.time
+            for a in plan.assignments:  # any of plan.starts_now()
+                if a.start <= t:
+                    idle = None
+                    break
+            else:
+                idle = (cluster.changes, cluster.arrivals_seen, cluster.now)
+            result.cycles += 1
+            result.plan_seconds.append(cycle.plan_seconds)
+            result.start_errors += len(cycle.errors)
+            result.last_stats = cycle.plan.stats
+            if keep_stats:
+                result.solver_stats.append(cycle.plan.stats)
+            if cycle.plan.wake_at is not None:
+                cluster.wake_at(cycle.plan.wake_at)  # the dispatcher's next planned start
+            if power is not None and (
+                cluster.queued or cluster.running or cluster.pending_arrivals
+            ):
+                # Once the workload is done the replay ends at this instant: a switch now would
+                # change no energy and no wait, and only count as a reconfiguration.
+                out = apply_power_policy(power, cluster, journal, cycle.snapshot, cycle.plan)
+                result.power_errors += len(out.failed) + len(out.refused)
+            if progress is not None and result.cycles % 64 == 0:
+                progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
+            if max_cycles is not None and result.cycles >= max_cycles:
                 break
-            continue
-        cycle = run_cycle(
-            cluster, dispatcher, journal=journal, starts=starts,
-            observe=power.observe if power is not None else None,
-        )  # fmt: skip
-        plan = cycle.plan
-        t = plan.time
-        idle = (
-            None
-            if any([a.start <= t for a in plan.assignments])  # any of plan.starts_now()
-            else (cluster.changes, cluster.arrivals_seen, cluster.now)
-        )
-        result.cycles += 1
-        result.plan_seconds.append(cycle.plan_seconds)
-        result.start_errors += len(cycle.errors)
-        result.last_stats = cycle.plan.stats
-        if keep_stats:
-            result.solver_stats.append(cycle.plan.stats)
-        if cycle.plan.wake_at is not None:
-            cluster.wake_at(cycle.plan.wake_at)  # the dispatcher's next planned start
-        if power is not None and (cluster.queued or cluster.running or cluster.pending_arrivals):
-            # Once the workload is done the replay ends at this instant: a switch now would
-            # change no energy and no wait, and only count as a reconfiguration.
-            out = apply_power_policy(power, cluster, journal, cycle.snapshot, cycle.plan)
-            result.power_errors += len(out.failed) + len(out.refused)
-        if progress is not None and result.cycles % 64 == 0:
-            progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
-        if max_cycles is not None and result.cycles >= max_cycles:
-            break
-        if not cluster.advance():
+        if skipping:
+            # The steps where no job waits or none fits, skipped inside the cluster (the first
+            # rule of _starts_nothing, at each of them).
+            more, skipped, seen = cluster.advance_while_idle()
+            some_fit = True  # (when more): the step it stopped at has jobs waiting, some fit
+            if skipped:
+                result.skipped += skipped
+                if idle is not None:
+                    idle = (idle[0], seen, idle[2])
+            if not more:
+                break
+        elif not cluster.advance():
             break
     if progress is not None:
         progress(total - cluster.queued - cluster.running - cluster.pending_arrivals, total)
@@ -166,9 +186,12 @@ def _replay(
     return result
 
 
-def _starts_nothing(cluster: SimulatedCluster, idle: tuple[int, int, int] | None) -> bool:
-    """True when a cycle now provably starts nothing (see the module docstring)."""
-    if not cluster.queued or cluster.nothing_fits():
+def _starts_nothing(
+    cluster: SimulatedCluster, idle: tuple[int, int, int] | None, some_fit: bool = False
+) -> bool:
+    """True when a cycle now provably starts nothing (see the module docstring); ``some_fit``:
+    jobs are known to wait and some to fit, pooled (the first rule is not asked)."""
+    if not some_fit and (not cluster.queued or cluster.nothing_fits()):
         return True
     if idle is None:
         return False

@@ -1,6 +1,6 @@
-"""The simulated cluster's snapshot and running-job makers (issue 11: slots set directly)
-make the very objects the constructors make, and a running job that breaks a check raises the
-constructor's error."""
+"""The simulated cluster's snapshot, running-job and start-result makers (issue 11: slots set
+directly) make the very objects the constructors make, and a running job that breaks a check
+raises the constructor's error."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wattsched.connectors.simulated_records import running_job, snapshot
+from wattsched.connectors.base import StartResult
+from wattsched.connectors.simulated_records import running_job, snapshot, start_result
 from wattsched.scheduler.model import (
     Job,
     ModelError,
@@ -76,3 +77,11 @@ def test_a_running_job_is_the_constructors(units: int, names: list[str], start: 
         fast = running_job(job, start, nodes, start + length)
         assert fast == slow
         _same(fast, slow)
+
+
+@given(st.text(min_size=1, max_size=5), st.lists(st.sampled_from(["a", "b", "c"]), max_size=4))
+def test_a_start_result_is_the_constructors(job_id: str, names: list[str]) -> None:
+    nodes = tuple(names)
+    fast, slow = start_result(job_id, nodes), StartResult(job_id, nodes)
+    assert fast == slow and hash(fast) == hash(slow)
+    _same(fast, slow)

@@ -88,3 +88,53 @@ def test_no_skipping_with_a_policy_or_a_search() -> None:
     )
     assert res.skipped == 0
     assert not registry.create("hybrid").skips_exact
+
+
+def _loop_of_before(cluster: SimulatedCluster, name: str) -> tuple[int, int]:
+    """The replay's loop before the cluster skipped the idle steps itself
+    (:meth:`SimulatedCluster.advance_while_idle`): the skip rules asked at every step."""
+    from wattsched.daemon.acting import MemoryJournal
+    from wattsched.daemon.controller import run_cycle
+    from wattsched.daemon.job_records import StartRecord
+    from wattsched.daemon.replay import _starts_nothing
+
+    dispatcher, journal = registry.create(name), MemoryJournal()
+    starts: dict[str, StartRecord] = {}
+    cycles = skipped = 0
+    idle: tuple[int, int, int] | None = None
+    while True:
+        if _starts_nothing(cluster, idle):
+            skipped += 1
+            if idle is not None:
+                idle = (idle[0], cluster.arrivals_seen, idle[2])
+            if not cluster.advance():
+                break
+            continue
+        cycle = run_cycle(cluster, dispatcher, journal=journal, starts=starts)
+        t = cycle.plan.time
+        idle = (
+            None
+            if any(a.start <= t for a in cycle.plan.assignments)
+            else (cluster.changes, cluster.arrivals_seen, cluster.now)
+        )
+        cycles += 1
+        if cycle.plan.wake_at is not None:
+            cluster.wake_at(cycle.plan.wake_at)
+        if not cluster.advance():
+            break
+    return cycles, skipped
+
+
+@pytest.mark.parametrize("name", ["fifo", "easy", "prb"])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_idle_steps_skipped_by_the_cluster_as_by_the_loop(name: str, seed: int) -> None:
+    """The same cycles, skips, schedule and power record as the loop of before."""
+    nodes, jobs = _random_workload(seed)
+    cap = PowerCap(((0, 600.0), (20_000, 350.0), (50_000, 900.0)))
+    a, b = SimulatedCluster(nodes, jobs, cap), SimulatedCluster(nodes, jobs, cap)
+    res = replay(a, registry.create(name))
+    assert (res.cycles, res.skipped) == _loop_of_before(b, name)
+    assert {k: (r.start, r.end, r.nodes) for k, r in a.records.items()} == {
+        k: (r.start, r.end, r.nodes) for k, r in b.records.items()
+    }
+    assert a.samples == b.samples and a.energy_j == b.energy_j
