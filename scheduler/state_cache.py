@@ -49,6 +49,10 @@ class StateCache:
 
     def state(self, snap: Snapshot) -> ClusterState:
         """A fresh working state for this snapshot (the caller may mutate it)."""
+        return self.synced(snap).copy()
+
+    def synced(self, snap: Snapshot) -> ClusterState:
+        """The kept state brought to this snapshot: read only (:meth:`state` copies it)."""
         if self._nodes is not snap.nodes and self._nodes != snap.nodes:
             restated = self._arrays.restated(snap.nodes) if self._arrays is not None else None
             if restated is not None and self._base is not None:
@@ -70,10 +74,17 @@ class StateCache:
         base = self._base
         base.cap = snap.cap
         self._book.sync(base, snap.running, self.vec, self._forget)
-        return base.copy()
+        return base
 
     def _forget(self, job_id: str) -> None:
         self._vecs.pop(job_id, None)
+
+    def node_ends(self) -> IntArray:
+        """Per node, the end estimate of its running job as booked by the last :meth:`state`
+        (see :meth:`~wattsched.scheduler.running_book.RunningBook.node_ends`; kept from the
+        first call on, read-only)."""
+        assert self._base is not None
+        return self._book.node_ends(len(self._base.busy_units))
 
     def running_placements(self) -> dict[str, tuple[JobVec, IntArray, IntArray]]:
         """Job id -> (vector, node indexes, counts) of the running jobs of the last snapshot."""
