@@ -141,37 +141,15 @@ class EASYDispatcher(Dispatcher):
         now = snap.time
         pool = self._pool
         jobs = self._queue.jobs
-        rows = self._queue.rows
-        f = list(state.free_total_l)  # as after the start loop's commits
-        out: list[Assignment] = []
-        out_ = pool.out
-        m = len(jobs)  # the started jobs' nodes after the queue's positions
-        for s, p in enumerate(out_[:n_started].tolist()):
-            job = jobs[p]
-            r = rows[p]
-            u = job.units
-            idx = out_[m : m + u].copy()
-            m += u
-            cnt = np.ones(u, dtype=np.int64)
-            names = state.names_for(idx, cnt)
-            self.cache.planned(job.id, names, idx, cnt)
-            out.append(_assignment(job.id, now, names))
-            self._queue.started.append(p)
-            if s < loop:
-                f[0] -= r[0]
-                f[1] -= r[1]
-                f[2] -= r[2]
-                f[3] -= r[3]
+        out, f = pool.starts(state, self._queue, loop, n_started, now, self.cache.planned)
         memo_extra = None
         if head < len(jobs) and (
             self._queue.first_fitting(head + 1, f) < len(jobs) or self.full_plan
         ):
             res = None
             if shadow is not None:
-                u = jobs[head].units
-                at = len(jobs) + len(state.free)
-                idx = out_[at : at + u].copy()
-                names = self._head_names(state, idx, np.ones(u, dtype=np.int64))
+                idx, cnt = pool.head(len(jobs), len(state.free), jobs[head].units)
+                names = self._head_names(state, idx, cnt)
                 res = _Reservation(shadow, pool.spare, _INF, names, idx)
                 out.append(_assignment(jobs[head].id, shadow, names))
             memo_extra = (jobs[head].id, res)

@@ -12,12 +12,15 @@ plans by its general path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from wattsched.scheduler.easy_queue import EasyQueue
 from wattsched.scheduler.mapper import ClusterState
-from wattsched.scheduler.model import Placement
+from wattsched.scheduler.model import Assignment, Placement
 from wattsched.scheduler.node_arrays import IntArray
+from wattsched.scheduler.plan_records import assignment
 from wattsched.scheduler.pool_kernels import NO_END, easy_pool
 
 
@@ -51,6 +54,8 @@ class PoolPass:
         :func:`easy_pool`)."""
         self.spare: IntArray = np.zeros((0, 4), dtype=np.int64)
         """What the head leaves spare (a new array at each pass: a reservation keeps it)."""
+        self._ones: IntArray = np.ones(0, dtype=np.int64)
+        """A placement's unit counts (one per node) are views of this read-only array."""
 
     def run(
         self, state: ClusterState, queue: EasyQueue, ends: IntArray, now: int
@@ -86,6 +91,56 @@ class PoolPass:
         if loop < 0:
             return None
         return loop, started, head, None if shadow == NO_END else shadow
+
+    def starts(
+        self,
+        state: ClusterState,
+        queue: EasyQueue,
+        loop: int,
+        n_started: int,
+        now: int,
+        planned: Callable[[str, tuple[str, ...], IntArray, IntArray], None],
+    ) -> tuple[list[Assignment], list[int]]:
+        """The assignments of the jobs the last :meth:`run` started (one node name per unit),
+        each told to ``planned`` and noted in ``queue.started``; and the free resources pooled
+        after the first ``loop`` of them (the start loop's), from ``state``'s."""
+        jobs = queue.jobs
+        rows = queue.rows
+        names = state.arrays.names
+        out = self.out
+        ones = self.ones(len(names))
+        f = list(state.free_total_l)
+        got: list[Assignment] = []
+        noted = queue.started
+        m = len(jobs)  # the started jobs' nodes after the queue's positions
+        for s, p in enumerate(out[:n_started].tolist()):
+            job = jobs[p]
+            u = job.units
+            idx = out[m : m + u].copy()
+            m += u
+            nodes = tuple([names[i] for i in idx.tolist()])
+            planned(job.id, nodes, idx, ones[:u])
+            got.append(assignment(job.id, now, nodes))
+            noted.append(p)
+            if s < loop:
+                r = rows[p]
+                f[0] -= r[0]
+                f[1] -= r[1]
+                f[2] -= r[2]
+                f[3] -= r[3]
+        return got, f
+
+    def head(self, q: int, n: int, units: int) -> tuple[IntArray, IntArray]:
+        """The head's nodes and unit counts after the last :meth:`run` (``q`` jobs queued,
+        ``n`` nodes)."""
+        return self.out[q + n : q + n + units].copy(), self.ones(n)[:units]
+
+    def ones(self, n: int) -> IntArray:
+        """``n`` ones at least, read-only (unit counts of whole-node placements)."""
+        if len(self._ones) < n:
+            self._ones = np.ones(n, dtype=np.int64)
+            self._ones.flags.writeable = False
+        return self._ones
 
     def _judge(self, capacity: IntArray) -> None:
         """The nodes' common capacity, and every kind judged on it again."""

@@ -310,6 +310,9 @@ def warm() -> None:
         )  # fmt: skip
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
+        counts.flags.writeable = False  # EASY's pool pass: views of one array of ones
+        book(free, busy, idx, counts, req, nz, -1)
+        book(free, busy, idx, counts, req, nz, +1)
         place_after_ends(
             free, busy, free.copy(), zeros[:1].copy(), req, nz, usable, order, 1, zeros,
             RULE_FREE, idx.copy(), counts.copy(), free.copy(), busy.copy(),

@@ -215,7 +215,8 @@ from wattsched.scheduler.easy import EASYDispatcher
 from wattsched.scheduler.model import Job, Node, NodePowerModel, PowerCap, Resources
 
 fit_kernels.warm()
-loaded = list(pool_kernels.easy_pool.signatures)
+kernels = (pool_kernels.easy_pool, fit_kernels.book)  # book: the pass's read-only counts
+loaded = [list(k.signatures) for k in kernels]
 nodes = [Node(f"n{i}", Resources(cores=1, mem_mb=128), NodePowerModel(idle_w=95, core_w=95))
          for i in range(8)]
 for n_jobs in (20, 200):  # short queues (rows) and long ones (the table made)
@@ -227,13 +228,13 @@ for n_jobs in (20, 200):  # short queues (rows) and long ones (the table made)
     easy._pool.run = lambda *a: calls.append(run(*a)) or calls[-1]
     replay(SimulatedCluster(nodes, jobs, PowerCap.unlimited()), easy)
     assert sum(c is not None for c in calls) > 10
-print(len(loaded) == 1 and list(pool_kernels.easy_pool.signatures) == loaded)
+print(len(loaded[0]) == 1 and [list(k.signatures) for k in kernels] == loaded)
 """
 
 
 def test_warm_loads_the_pool_kernel_a_replay_uses() -> None:
-    """``fit_kernels.warm()`` loads the pass with the argument types EASY passes: a replay
-    planned by it compiles nothing more."""
+    """``fit_kernels.warm()`` loads the pass with the argument types EASY passes, and the
+    booking of its placements: a replay planned by it compiles nothing more."""
     import subprocess
     import sys
 
