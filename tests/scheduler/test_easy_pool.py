@@ -29,6 +29,7 @@ from wattsched.scheduler.model import (
     PowerCap,
     PowerState,
     Resources,
+    RunningJob,
     Snapshot,
 )
 from wattsched.scheduler.running_book import NO_END
@@ -180,6 +181,64 @@ def test_the_comparison_takes_the_pool_pass() -> None:
         assert both.diffs == [] and both.wrong_ends == []
         assert both.pooled > result.cycles // 2
         assert both.reserved > 50
+
+
+@st.composite
+def snapshots(draw: st.DrawFn) -> Snapshot:
+    """One cycle's snapshot as a real RMS may show it: running jobs past their end estimate,
+    units that leave room on their node, held jobs."""
+    now = 1000
+    n = draw(st.integers(1, 12))
+    cores = draw(st.sampled_from([1, 1, 2, 3]))
+    nodes = tuple(
+        Node(
+            f"n{i}",
+            Resources(cores=cores, mem_mb=128),
+            NodePowerModel(idle_w=95, core_w=95.7),
+            state=draw(st.sampled_from([PowerState.ON] * 5 + [PowerState.OFF])),
+        )
+        for i in range(n)
+    )
+    on = [i for i in range(n) if nodes[i].state is PowerState.ON]
+    taken = draw(st.lists(st.sampled_from(on), unique=True) if on else st.just([]))
+    running = []
+    k = 0
+    while taken:
+        units = draw(st.integers(1, len(taken)))
+        mine, taken = taken[:units], taken[units:]
+        job = Job(f"r{k}", 0, 500, units, Resources(cores=draw(st.integers(1, cores))))
+        start = draw(st.integers(0, now))
+        end = draw(st.integers(max(start, now - 50), now + 400))  # some past due
+        running.append(RunningJob(job, start, tuple(f"n{i}" for i in mine), end))
+        k += 1
+    queued = []
+    for j in range(draw(st.integers(0, 12))):
+        whole = draw(st.sampled_from([True] * 5 + [False]))
+        queued.append(
+            Job(
+                str(j),
+                draw(st.integers(0, now)),
+                draw(st.integers(1, 600)),
+                draw(st.integers(1, n)),
+                Resources(cores=cores if whole else draw(st.integers(1, cores))),
+                placement=draw(st.sampled_from([Placement.FREE, Placement.SCATTER])),
+                held_by="admin" if draw(st.integers(0, 9)) == 0 else None,
+            )
+        )
+    return Snapshot(now, nodes, tuple(running), tuple(queued), PowerCap.unlimited())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snap=snapshots(), full_plan=st.booleans())
+def test_the_pool_pass_plans_a_snapshot_as_the_general_path(
+    snap: Snapshot, full_plan: bool
+) -> None:
+    fast = EASYDispatcher(full_plan=full_plan)
+    slow = EASYDispatcher(full_plan=full_plan, exact_pool=False)
+    assert fast.plan(snap).assignments == slow.plan(snap).assignments
+    a, b = fast._memo, slow._memo
+    assert a is not None and b is not None
+    assert _res(a.extra) == _res(b.extra)
 
 
 @settings(max_examples=200, deadline=None)
