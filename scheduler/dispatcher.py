@@ -6,8 +6,8 @@ import abc
 import operator
 from collections.abc import Callable
 
-from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Plan, PowerCap, Snapshot
+from wattsched.scheduler.state_cache import StateCache
 
 
 class Dispatcher(abc.ABC):

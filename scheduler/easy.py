@@ -15,8 +15,10 @@ from types import MappingProxyType
 import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, register
+from wattsched.scheduler.easy_pool import PoolPass
 from wattsched.scheduler.easy_queue import BackfillScan, EasyQueue
-from wattsched.scheduler.easy_reserve import ends_of, pooled_fit, times_from
+from wattsched.scheduler.easy_reserve import Reservation as _Reservation
+from wattsched.scheduler.easy_reserve import cap_times, ends_of, pooled_fit, times_from
 from wattsched.scheduler.fit_kernels import col_sums, room_both, units_in
 from wattsched.scheduler.mapper import ClusterState
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
@@ -29,37 +31,15 @@ _HEURISTIC = SolverStats(status="heuristic", extra=MappingProxyType({}))
 """Every plan's stats (one shared object: frozen, its ``extra`` read-only)."""
 
 
-class _Reservation:
-    """The head job's reservation: shadow time, spare resources per node, spare power.
-
-    ``idx`` are the head's node indexes: an exclusive head leaves no spare on them, and an
-    exclusive job backfilled past the shadow time may not go there.
-    """
-
-    __slots__ = ("idx", "nodes", "power_spare", "shadow", "spare")
-
-    def __init__(
-        self,
-        shadow: int,
-        spare: IntArray,
-        power_spare: float,
-        nodes: tuple[str, ...],
-        idx: IntArray,
-    ):
-        self.shadow = shadow
-        self.spare = spare
-        self.power_spare = power_spare
-        self.nodes = nodes
-        self.idx = idx
-
-
 class EASYDispatcher(Dispatcher):
     """EASY backfilling with a power-aware reservation for the head job."""
 
     name = "easy"
     skips_exact = True
 
-    def __init__(self, full_plan: bool = False, whole_nodes: bool = True) -> None:
+    def __init__(
+        self, full_plan: bool = False, whole_nodes: bool = True, exact_pool: bool = True
+    ) -> None:
         super().__init__()
         self.full_plan = full_plan
         """Always compute and publish the head's reservation (else only when some job could
@@ -67,14 +47,18 @@ class EASYDispatcher(Dispatcher):
         self.whole_nodes = whole_nodes
         """Reserve in one compiled call when no node holds more than one unit and there is no
         cap (:meth:`ClusterState.place_after`; False: always job by job, as a check)."""
+        self.exact_pool = exact_pool
+        """Plan in one compiled pass where the pool is exact (:mod:`wattsched.scheduler.
+        easy_pool`; False: always by the general path, as a check)."""
+        self._pool = PoolPass()
         self._queue = EasyQueue()
         self._last_head: tuple[list[str], tuple[bytes, bytes], tuple[str, ...]] | None = None
         """The last large reservation's node names, by placement (see :meth:`_head_names`)."""
 
     def plan(self, snap: Snapshot) -> Plan:
         now = snap.time
-        state = self.cache.state(snap)
-        order = state.order_index()
+        base = self.cache.synced(snap)  # read only: copied below where a pass books on it
+        order = base.order_index()
         queue, ids = self._queue_of(snap.queued)
         seen = self._unchanged_prefix(snap, ids)
         memo = self._memo
@@ -92,6 +76,7 @@ class EASYDispatcher(Dispatcher):
             # Only arrivals since a plan that started nothing: same head, same reservation;
             # only the new jobs may backfill.
             head_id, res = memo.extra
+            state = base.copy()
             first = self._queue.first_fitting(seen, state.free_total_l)
             fast = self._backfill(state, queue[first:], now, order, res)
             if res is not None:
@@ -99,6 +84,11 @@ class EASYDispatcher(Dispatcher):
             plan = _plan(now, tuple(fast), _HEURISTIC)
             self._remember(snap, ids, plan, memo.extra)
             return plan
+        if self.exact_pool:
+            got = self._pool.run(base, self._queue, self.cache.node_ends(), now)
+            if got is not None:
+                return self._plan_pool(snap, base, ids, *got)
+        state = base.copy()
         out: list[Assignment] = []
         started: dict[str, tuple[JobVec, IntArray, IntArray]] = {}
         i = 0
@@ -136,6 +126,37 @@ class EASYDispatcher(Dispatcher):
         self._remember(snap, ids, plan, memo_extra)
         return plan
 
+    def _plan_pool(
+        self,
+        snap: Snapshot,
+        state: ClusterState,
+        ids: list[str],
+        loop: int,
+        n_started: int,
+        head: int,
+        shadow: int | None,
+    ) -> Plan:
+        """The plan from :class:`PoolPass`'s pass: the very starts, reservation and memo of the
+        general path below (``loop`` jobs started by its start loop, ``n_started`` in all)."""
+        now = snap.time
+        pool = self._pool
+        jobs = self._queue.jobs
+        out, f = pool.starts(state, self._queue, loop, n_started, now, self.cache.planned)
+        memo_extra = None
+        if head < len(jobs) and (
+            self._queue.first_fitting(head + 1, f) < len(jobs) or self.full_plan
+        ):
+            res = None
+            if shadow is not None:
+                idx, cnt = pool.head(len(jobs), len(state.free), jobs[head].units)
+                names = self._head_names(state, idx, cnt)
+                res = _Reservation(shadow, pool.spare, _INF, names, idx)
+                out.append(_assignment(jobs[head].id, shadow, names))
+            memo_extra = (jobs[head].id, res)
+        plan = _plan(now, tuple(out), _HEURISTIC)
+        self._remember(snap, ids, plan, memo_extra)
+        return plan
+
     def _queue_of(self, queued: tuple[Job, ...]) -> tuple[list[Job], list[str]]:
         """The eligible jobs in submit order and their ids (read-only), brought from the last
         snapshot's queue by the jobs that left and came (:class:`EasyQueue`)."""
@@ -165,7 +186,7 @@ class EASYDispatcher(Dispatcher):
             return None
         t0 = pending[k0 - 1][0] if k0 else now
         caps = (
-            sorted(c for c in self._cap_times(state, now, pending) if c > t0)
+            sorted(c for c in cap_times(state.cap, now, pending) if c > t0)
             if len(state.cap.steps) > 1
             else []  # a constant cap never steps: no time but ``now``, not after ``t0``
         )
@@ -216,17 +237,6 @@ class EASYDispatcher(Dispatcher):
             return last[2]
         out = state.names_for(idx, cnt)
         self._last_head = (names, key, out)
-        return out
-
-    @staticmethod
-    def _cap_times(state: ClusterState, now: int, pending: list[tuple[int, str]]) -> set[int]:
-        out: set[int] = {now}
-        last = pending[-1][0] if pending else now
-        t: int | None = now
-        while t is not None and t <= last:
-            t = state.cap.next_change(t)
-            if t is not None:
-                out.add(t)
         return out
 
     def _backfill(
@@ -282,7 +292,7 @@ class EASYDispatcher(Dispatcher):
             queue.started.append(p)
             if not short and res is not None:
                 if not own:  # the reservation is the memo's too: change a copy
-                    res = _copy(res)
+                    res = res.copy()
                     own = True
                 res.spare[idx] -= cnt[:, None] * jv.req
                 room.spare_total = None
@@ -344,10 +354,6 @@ def _place_in_spare(
         if worst > res.power_spare + EPS_W:
             return None
     return placed
-
-
-def _copy(res: _Reservation) -> _Reservation:
-    return _Reservation(res.shadow, res.spare.copy(), res.power_spare, res.nodes, res.idx)
 
 
 def _room_now_and_spare(state: ClusterState, spare: IntArray) -> list[int]:

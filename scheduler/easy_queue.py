@@ -50,6 +50,8 @@ class EasyQueue:
         """Per job in order: total need (4 columns, RESOURCES order), walltime, kind id."""
         self._table: IntArray | None = None
         self._kinds: dict[tuple[object, ...], int] = {}
+        self.kind_keys: list[tuple[object, ...]] = []
+        """Each kind id's key: (unit in RESOURCES order, units, unit power, rule, exclusive)."""
         self._row_of: dict[str, tuple[Job, list[int]]] = {}
         """Each job's row, by id (with the job object it was made from)."""
         self._of: tuple[Job, ...] | None = None
@@ -147,6 +149,11 @@ class EasyQueue:
             self._row_of = {j.id: self._row_of[j.id] for j in self.jobs}
 
     @property
+    def table_if_made(self) -> IntArray | None:
+        """:attr:`table` if it is made (long queues), else None."""
+        return self._table
+
+    @property
     def table(self) -> IntArray:
         """:attr:`rows` as an array (n x 6)."""
         if self._table is None:
@@ -206,11 +213,11 @@ class EasyQueue:
         """A job's row, made and kept."""
         kinds = self._kinds
         key = (j.unit.as_tuple(), j.units, j.unit_power_w, j.placement, j.exclusive)
-        row = [
-            *(a * j.units for a in key[0]),
-            j.walltime,
-            kinds.setdefault(key, len(kinds)),
-        ]
+        kind = kinds.get(key)
+        if kind is None:
+            kind = kinds[key] = len(kinds)
+            self.kind_keys.append(key)
+        row = [*(a * j.units for a in key[0]), j.walltime, kind]
         self._row_of[j.id] = (j, row)
         return row
 

@@ -1,13 +1,53 @@
-"""EASY's reservation scans: the running ends, how many must pass before the head fits pooled,
-and the times to try after that (pure functions of plain lists, used by
-:mod:`wattsched.scheduler.easy`)."""
+"""EASY's reservation (:class:`Reservation`) and its scans: the running ends, how many must
+pass before the head fits pooled, and the times to try after that (pure functions of plain
+lists, used by :mod:`wattsched.scheduler.easy`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from wattsched.scheduler.model import Snapshot
+from wattsched.scheduler.model import PowerCap, Snapshot
 from wattsched.scheduler.node_arrays import IntArray, JobVec
+
+
+class Reservation:
+    """The head job's reservation: shadow time, spare resources per node, spare power.
+
+    ``idx`` are the head's node indexes: an exclusive head leaves no spare on them, and an
+    exclusive job backfilled past the shadow time may not go there.
+    """
+
+    __slots__ = ("idx", "nodes", "power_spare", "shadow", "spare")
+
+    def __init__(
+        self,
+        shadow: int,
+        spare: IntArray,
+        power_spare: float,
+        nodes: tuple[str, ...],
+        idx: IntArray,
+    ):
+        self.shadow = shadow
+        self.spare = spare
+        self.power_spare = power_spare
+        self.nodes = nodes
+        self.idx = idx
+
+    def copy(self) -> Reservation:
+        """A copy whose spare resources may change (a backfill past the shadow time)."""
+        return Reservation(self.shadow, self.spare.copy(), self.power_spare, self.nodes, self.idx)
+
+
+def cap_times(cap: PowerCap, now: int, pending: list[tuple[int, str]]) -> set[int]:
+    """``now`` and the cap's steps up to the last pending end."""
+    out: set[int] = {now}
+    last = pending[-1][0] if pending else now
+    t: int | None = now
+    while t is not None and t <= last:
+        t = cap.next_change(t)
+        if t is not None:
+            out.add(t)
+    return out
 
 
 def ends_of(

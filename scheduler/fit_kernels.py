@@ -286,9 +286,9 @@ def next_try(
 
 
 def warm() -> None:
-    """Load the scheduler's kernels now (these and PRB's pass kernels): numba's one-time
-    set-up (about 0.5 s per process) and the cached machine code, paid at start-up rather than
-    in the first control cycle that places a job.
+    """Load the scheduler's kernels now (these, PRB's pass kernels, EASY's pool pass): numba's
+    one-time set-up (about 0.5 s per process) and the cached machine code, paid at start-up
+    rather than in the first control cycle that places a job.
 
     Runs each kernel on a 2-node toy state with the argument types the mapper passes (a
     job's vectors and a shared node order are read-only arrays, a computed order is not):
@@ -310,6 +310,9 @@ def warm() -> None:
         )  # fmt: skip
         book(free, busy, idx, counts, req, nz, -1)
         book(free, busy, idx, counts, req, nz, +1)
+        counts.flags.writeable = False  # EASY's pool pass: views of one array of ones
+        book(free, busy, idx, counts, req, nz, -1)
+        book(free, busy, idx, counts, req, nz, +1)
         place_after_ends(
             free, busy, free.copy(), zeros[:1].copy(), req, nz, usable, order, 1, zeros,
             RULE_FREE, idx.copy(), counts.copy(), free.copy(), busy.copy(),
@@ -322,6 +325,7 @@ def warm() -> None:
     first_pooled(0, table[:, :4], np.zeros(4, np.int64))
     first_pooled(0, table[:1, :4], np.zeros(4, np.int64))  # contiguous when one row
     next_try(0, table, np.zeros(8, np.int64), np.zeros(2, np.bool_), zeros[:0].copy())
-    from wattsched.scheduler import pass_kernels  # PRB's pass
+    from wattsched.scheduler import pass_kernels, pool_kernels  # PRB's pass, EASY's pool
 
     pass_kernels.warm()
+    pool_kernels.warm()

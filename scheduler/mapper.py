@@ -3,9 +3,10 @@
 :class:`ClusterState` is a mutable working copy of a snapshot's nodes as numpy arrays (free
 resources per node, busy units per node, power drawn now). :meth:`ClusterState.place` finds
 nodes for all the units of a job, in a given node order, that fit both the resources and the
-power cap; :meth:`ClusterState.commit` books them. :class:`StateCache` rebuilds a state from
-successive snapshots incrementally (only running jobs that changed are applied), which keeps
-the control cycle cheap in long replays.
+power cap; :meth:`ClusterState.commit` books them. :class:`~wattsched.scheduler.state_cache.
+StateCache` (in its own module, importable from here too) rebuilds a state from successive snapshots
+incrementally (only running jobs that changed are applied), which keeps the control cycle
+cheap in long replays.
 
 Power accounting (see :class:`~wattsched.scheduler.model.NodePowerModel`): the static draw of
 every node in its power state, plus, per node with at least one busy unit, ``first_core_w``,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,7 +29,7 @@ from wattsched.scheduler.fit_kernels import (
     fit_into,
     place_after_ends,
 )
-from wattsched.scheduler.model import Job, Node, Placement, PowerCap, Snapshot
+from wattsched.scheduler.model import Placement, PowerCap
 from wattsched.scheduler.node_arrays import (
     EPS_W,
     FloatArray,
@@ -35,8 +37,10 @@ from wattsched.scheduler.node_arrays import (
     JobVec,
     NodeArrays,
 )
-from wattsched.scheduler.running_book import RunningBook
 from wattsched.scheduler.running_book import placement_of as placement_of
+
+if TYPE_CHECKING:
+    from wattsched.scheduler.state_cache import StateCache as StateCache
 
 _NO_LIMIT: IntArray = np.zeros(0, dtype=np.int64)
 _INF = math.inf
@@ -324,71 +328,12 @@ class ClusterState:
         return self.arrays.listed_order
 
 
-class StateCache:
-    """Builds a :class:`ClusterState` from each snapshot, reusing work from the last one.
+def __getattr__(name: str) -> object:
+    """``StateCache`` from :mod:`wattsched.scheduler.state_cache` (which imports this module:
+    imported on first use, so that either module may be imported first)."""
+    if name == "StateCache":
+        from wattsched.scheduler.state_cache import StateCache
 
-    Static node arrays are rebuilt only when the node tuple changes; running jobs are applied
-    as a difference against the previous snapshot's (:class:`~wattsched.scheduler.
-    running_book.RunningBook`: the jobs that started and ended, found by identity, else by job
-    id). Also caches each job's :class:`JobVec`.
-    """
-
-    def __init__(self) -> None:
-        self._nodes: tuple[Node, ...] | None = None
-        self._arrays: NodeArrays | None = None
-        self._base: ClusterState | None = None
-        self._book = RunningBook()
-        self._planned = self._book.planned  # the same dict (cleared, never rebound)
-        self._vecs: dict[str, JobVec] = {}
-        self._shapes: dict[tuple[object, ...], JobVec] = {}
-
-    def planned(self, job_id: str, nodes: tuple[str, ...], idx: IntArray, cnt: IntArray) -> None:
-        """A start the dispatcher planned: ``nodes`` (one name per unit) is the placement
-        ``(idx, cnt)``. When the job is running on that very tuple at the next snapshot, its
-        placement is taken from here instead of from the names (read-only arrays)."""
-        self._planned[job_id] = (nodes, idx, cnt)
-
-    @property
-    def vecs(self) -> dict[str, JobVec]:
-        """The cached job vectors by job id (read-only use: :meth:`vec` fills it)."""
-        return self._vecs
-
-    def vec(self, job: Job) -> JobVec:
-        """The job's arrays (cached by id)."""
-        v = self._vecs.get(job.id)
-        if v is None:
-            v = JobVec.of(job, self._arrays, self._shapes)
-            self._vecs[job.id] = v
-        return v
-
-    def state(self, snap: Snapshot) -> ClusterState:
-        """A fresh working state for this snapshot (the caller may mutate it)."""
-        if self._nodes is not snap.nodes and self._nodes != snap.nodes:
-            restated = self._arrays.restated(snap.nodes) if self._arrays is not None else None
-            if restated is not None and self._base is not None:
-                # Only power states or availability changed: keep the booked jobs and the
-                # job vectors (they depend on capacities and power models only).
-                base = self._base
-                base.power_w += restated.static_w - base.arrays.static_w
-                base.arrays = restated
-                self._arrays = restated
-            else:
-                self._arrays = NodeArrays(snap.nodes)
-                self._base = ClusterState(self._arrays, snap.cap)
-                self._book = RunningBook()  # node indexes of the old arrays
-                self._planned = self._book.planned
-                self._vecs = {}
-                self._shapes = {}
-        self._nodes = snap.nodes
-        assert self._base is not None and self._arrays is not None
-        base = self._base
-        base.cap = snap.cap
-        self._book.sync(base, snap.running, self.vec, self._forget)
-        return base.copy()
-
-    def _forget(self, job_id: str) -> None:
-        self._vecs.pop(job_id, None)
-
-    def running_placements(self) -> dict[str, tuple[JobVec, IntArray, IntArray]]:
-        """Job id -> (vector, node indexes, counts) of the running jobs of the last snapshot."""
-        return self._book.placed
+        globals()["StateCache"] = StateCache  # asked once
+        return StateCache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 Placed = tuple[JobVec, IntArray, IntArray]
 
+NO_END = np.iinfo(np.int64).min
+""":meth:`RunningBook.node_ends` of a node whose job's end is not known (none booked, or one
+of its jobs released)."""
+
 
 def placement_of(arrays: NodeArrays, nodes: Sequence[str]) -> tuple[IntArray, IntArray]:
     """Node indexes and unit counts of an assignment given as one node name per unit."""
@@ -50,6 +54,20 @@ class RunningBook:
         :meth:`~wattsched.scheduler.mapper.StateCache.planned`)."""
         self._of: tuple[RunningJob, ...] | None = None
         self._seen: dict[str, RunningJob] = {}
+        self._ends: IntArray | None = None
+        """:meth:`node_ends` once asked (kept from then on)."""
+
+    def node_ends(self, n: int) -> IntArray:
+        """Per node (``n`` of them), the end estimate of the last job booked there, or
+        :data:`NO_END` once a job there was released until the next is booked: on a node with
+        one unit booked and an end, that unit's job's end (EASY's exact pool pass). Kept by
+        every :meth:`sync` after the first call (read-only use)."""
+        ends = self._ends
+        if ends is None or len(ends) != n:
+            ends = self._ends = np.full(n, NO_END, dtype=np.int64)
+            for jid, rj in self._seen.items():
+                ends[self.placed[jid][1]] = rj.end_estimate
+        return ends
 
     def sync(
         self,
@@ -80,6 +98,7 @@ class RunningBook:
         """Release the jobs that left and book those appended; False, with nothing changed,
         when that is not a plain set of starts and ends of known jobs (then by job id)."""
         seen = self._seen
+        ends = self._ends
         gone: dict[str, RunningJob] = {}
         for rj in left:
             jid = rj.job.id
@@ -97,8 +116,13 @@ class RunningBook:
             if again is not None and _where(again) == _where(rj):
                 del came[jid]  # a new object for the same run: stays booked
                 seen[jid] = again
+                if ends is not None:
+                    ends[self.placed[jid][1]] = again.end_estimate
                 continue
-            base.release(*self.placed.pop(jid))
+            placed = self.placed.pop(jid)
+            base.release(*placed)
+            if ends is not None:
+                ends[placed[1]] = NO_END
             del seen[jid]
             if again is None:
                 forget(jid)
@@ -124,12 +148,19 @@ class RunningBook:
             for jid, rj in now.items()
             if jid in seen and seen[jid] is not rj and _where(seen[jid]) != _where(rj)
         }
+        ends = self._ends
         for jid in (self.placed.keys() - now.keys()) | moved:
-            base.release(*self.placed.pop(jid))
+            placed = self.placed.pop(jid)
+            base.release(*placed)
+            if ends is not None:
+                ends[placed[1]] = NO_END
             if jid not in moved:
                 forget(jid)
         for jid in now.keys() - self.placed.keys():
             self._book(base, jid, now[jid], vec)
+        if ends is not None:  # objects made anew may bring other end estimates
+            for jid, rj in now.items():
+                ends[self.placed[jid][1]] = rj.end_estimate
         self._seen = now
 
     def _book(
@@ -145,3 +176,5 @@ class RunningBook:
             idx, cnt = placement_of(base.arrays, rj.nodes)
         base.commit(jv, idx, cnt)
         self.placed[jid] = (jv, idx, cnt)
+        if self._ends is not None:
+            self._ends[idx] = rj.end_estimate

@@ -21,6 +21,7 @@ from wattsched.scheduler.easy import (
     _room_now_and_spare,
     _units_in,
 )
+from wattsched.scheduler.easy_reserve import cap_times
 from wattsched.scheduler.mapper import ClusterState, placement_of
 from wattsched.scheduler.model import (
     Assignment,
@@ -39,6 +40,9 @@ from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 class Reference(EASYDispatcher):
     """EASY with the reservation search and the backfill loop before the shortcuts."""
 
+    def __init__(self, full_plan: bool = False) -> None:
+        super().__init__(full_plan=full_plan, exact_pool=False)  # the general path, below
+
     def _reserve(
         self,
         state: ClusterState,
@@ -52,7 +56,7 @@ class Reference(EASYDispatcher):
         order = state.order_index()
         placements = self.cache.running_placements()
         pending = sorted(ends)
-        times = sorted({t for t, _ in pending} | self._cap_times(state, now, pending))
+        times = sorted({t for t, _ in pending} | cap_times(state.cap, now, pending))
         need = jv.total.tolist()
         pooled = list(future.free_total_l)
         k = 0

@@ -24,7 +24,7 @@ from wattsched.scheduler.model import (
     RunningJob,
     Snapshot,
 )
-from wattsched.scheduler.running_book import RunningBook
+from wattsched.scheduler.running_book import NO_END, RunningBook
 from wattsched.scheduler.tuple_diff import left_and_appended
 
 PM = NodePowerModel(idle_w=10, first_core_w=5, core_w=2, transition_w=20)
@@ -98,6 +98,7 @@ def _replay_snapshots(seed: int, steps: int, fallbacks: list[int]) -> None:
     running: list[RunningJob] = []
     k = 0
     plain = 0
+    ask_ends = rng.randrange(steps)  # the node ends are kept from the first time asked
     for t in range(steps):
         move = rng.random()
         if move < 0.5:  # starts and ends: the replay's plain difference
@@ -112,11 +113,15 @@ def _replay_snapshots(seed: int, steps: int, fallbacks: list[int]) -> None:
             running[i] = _run(rng, running[i].job, t, names)
         elif move < 0.67 and running:  # the same run, a new object (same start and nodes)
             i = rng.randrange(len(running))
-            running[i] = dataclasses.replace(running[i])
+            later = running[i].end_estimate + rng.choice((0, 0, 30))  # walltime extended
+            running[i] = dataclasses.replace(running[i], end_estimate=later)
         elif move < 0.74:  # listed in another order
             rng.shuffle(running)
-        elif move < 0.81:  # a real RMS: every object built anew
-            running = [dataclasses.replace(rj) for rj in running]
+        elif move < 0.81:  # a real RMS: every object built anew (some walltimes extended)
+            running = [
+                dataclasses.replace(rj, end_estimate=rj.end_estimate + rng.choice((0, 0, 30)))
+                for rj in running
+            ]
         elif move < 0.88:  # a node switched (restated arrays)
             nodes = _nodes(frozenset(rng.sample(names, rng.randint(0, 2))), names)
         elif move < 0.92:  # the node set renamed: the cache starts over
@@ -131,7 +136,23 @@ def _replay_snapshots(seed: int, steps: int, fallbacks: list[int]) -> None:
         _same(got, want)
         placed = cache.running_placements()
         assert set(placed) == {rj.job.id for rj in running}
+        if t >= ask_ends:
+            _check_node_ends(cache, running)
     assert len(fallbacks) <= steps - plain  # the plain differences were applied as such
+
+
+def _check_node_ends(cache: StateCache, running: list[RunningJob]) -> None:
+    """A node holding one unit has its job's end estimate, or none known (EASY's pool pass
+    then plans by the general path); a node with no unit is not looked at."""
+    ends = cache.node_ends()
+    units: dict[str, list[int]] = {}
+    for rj in running:
+        for name in rj.nodes:
+            units.setdefault(name, []).append(rj.end_estimate)
+    index = cache._arrays.index  # type: ignore[union-attr]
+    for name, got in units.items():
+        e = int(ends[index[name]])
+        assert len(got) > 1 or e in (NO_END, got[0])
 
 
 @settings(max_examples=200, deadline=None)
@@ -156,3 +177,19 @@ def test_left_and_appended_describes_the_new_tuple(old_ids: list[int], data: st.
     gone = {id(o) for o in left}
     assert [o for o in old if id(o) not in gone] + list(appended) == list(new)
     assert len(gone) == len(left)
+
+
+def test_node_ends_follow_objects_made_anew() -> None:
+    """A real RMS builds every running job anew at each snapshot (the book goes by job id):
+    an end estimate moved (a walltime extended) is the node's end at once."""
+    names = tuple(f"n{i}" for i in range(16))
+    nodes = tuple(Node(n, Resources(cores=1, mem_mb=64), PM) for n in names)
+    jobs = [Job(str(k), 0, 100, 1, Resources(cores=1)) for k in range(12)]
+    running = tuple(RunningJob(j, 0, (names[k],), 100) for k, j in enumerate(jobs))
+    cache = StateCache()
+    cache.state(Snapshot(0, nodes, running, (), PowerCap.unlimited()))
+    assert cache.node_ends()[:12].tolist() == [100] * 12
+    anew = tuple(dataclasses.replace(rj, end_estimate=100 + k) for k, rj in enumerate(running))
+    cache.state(Snapshot(1, nodes, anew, (), PowerCap.unlimited()))
+    assert cache.node_ends()[:12].tolist() == [100 + k for k in range(12)]
+    assert (cache.node_ends()[12:] == NO_END).all()
