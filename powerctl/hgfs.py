@@ -38,6 +38,7 @@ from wattsched.powerctl.policy import (
     PowerDecision,
     PowerPolicy,
     PowerPolicyError,
+    decision,
     may_power_off,
     planned_set,
 )
@@ -259,13 +260,12 @@ class HGFSPolicy(PowerPolicy):
             on += choose_on(snap, plan, rest, _ALL, max_nodes=more, draw_of=draw_of)
         if rule1 or rule2 or on:
             left = bool(queued) and bool(without(candidates, on))
-            return PowerDecision(
-                on=tuple(n.name for n in on),
-                reason=(
-                    f"rule1={rule1} (largest {largest}, {on_slots} on) rule2={rule2} "
-                    f"(mean wait {mean_wait:.0f} s, {len(queued)} queued): power on {len(on)}"
-                ),
-                recheck_at=period if left else None,
+            return decision(
+                (),
+                tuple([n.name for n in on]),
+                f"rule1={rule1} (largest {largest}, {on_slots} on) rule2={rule2} "
+                f"(mean wait {mean_wait:.0f} s, {len(queued)} queued): power on {len(on)}",
+                period if left else None,
             )
         return self._power_off(
             snap,
@@ -352,9 +352,9 @@ class HGFSPolicy(PowerPolicy):
         times = [snap.time + step] if step is not None else []
         if queued and can_power_on:
             times.append(snap.time + math.floor(p.wait_on_s - mean_wait) + 1)
-        return PowerDecision(
-            off=tuple(off),
-            reason=f"fuzzy {fuzzy} + rule3 {int(rule3)} over {len(idle)} idle nodes: "
-            f"power off {len(off)}",
-            recheck_at=min(times) if times else None,
+        return decision(
+            tuple(off),
+            (),
+            f"fuzzy {fuzzy} + rule3 {int(rule3)} over {len(idle)} idle nodes: power off {len(off)}",
+            min(times) if times else None,
         )

@@ -56,6 +56,31 @@ class PowerDecision:
         return not self.off and not self.on
 
 
+_new = object.__new__
+_pd_off, _pd_on, _pd_reason, _pd_recheck_at = (
+    PowerDecision.__dict__[name].__set__
+    for name in PowerDecision.__dataclass_fields__  # the slots in field order; fails if changed
+)
+
+
+def decision(
+    off: tuple[str, ...], on: tuple[str, ...], reason: str, recheck_at: int | None
+) -> PowerDecision:
+    """``PowerDecision(off=off, on=on, reason=reason, recheck_at=recheck_at)``, made by setting
+    its slots directly when one of ``off`` and ``on`` is empty (no name can come twice: the
+    constructor's check has nothing to find) rather than through the frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` per field, and the check); a policy decides once
+    a cycle."""
+    if off and on:
+        return PowerDecision(off, on, reason, recheck_at)
+    d = _new(PowerDecision)
+    _pd_off(d, off)
+    _pd_on(d, on)
+    _pd_reason(d, reason)
+    _pd_recheck_at(d, recheck_at)
+    return d
+
+
 class PowerPolicy(abc.ABC):
     """Decides, once per control cycle, which nodes to power off and on.
 

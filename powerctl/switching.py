@@ -58,6 +58,26 @@ class SwitchResult:
         return isinstance(self.error, PowerCommandTimeout)
 
 
+_new = object.__new__
+_sr_node, _sr_on, _sr_seconds, _sr_attempts, _sr_error = (
+    SwitchResult.__dict__[name].__set__
+    for name in SwitchResult.__dataclass_fields__  # the slots, in field order; fails if they change
+)
+
+
+def switched(node: str, on: bool, seconds: float, attempts: int) -> SwitchResult:
+    """``SwitchResult(node, on, seconds, attempts)`` (no error), made by setting its slots
+    directly rather than through the frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` per field; a replay switches a node thousands of times)."""
+    r = _new(SwitchResult)
+    _sr_node(r, node)
+    _sr_on(r, on)
+    _sr_seconds(r, seconds)
+    _sr_attempts(r, attempts)
+    _sr_error(r, None)
+    return r
+
+
 def _temporary(exc: BaseException) -> bool:
     return isinstance(exc, PowerCommandError) and exc.temporary
 
@@ -94,7 +114,7 @@ class Switcher:
             # takes over after a temporary failure, with the attempts and waits it would have.
             try:
                 self.driver.switch(node, on)
-                return SwitchResult(node, on, time.perf_counter() - t0, 1)
+                return switched(node, on, time.perf_counter() - t0, 1)
             except PowerCommandError as exc:
                 if not exc.temporary or self.attempts == 1:
                     return self._failed(node, on, 1, exc, t0)
