@@ -53,7 +53,10 @@ class StateCache:
 
     def synced(self, snap: Snapshot) -> ClusterState:
         """The kept state brought to this snapshot: read only (:meth:`state` copies it)."""
-        if self._nodes is not snap.nodes and self._nodes != snap.nodes:
+        # Other node objects (a node switched) are restated without asking first whether the
+        # lists are equal (``Node.__eq__`` on the first that differs): equal ones restate to
+        # the very arrays and draw (each node's own terms taken out and put back: + 0.0).
+        if self._nodes is not snap.nodes:
             restated = self._arrays.restated(snap.nodes) if self._arrays is not None else None
             if restated is not None and self._base is not None:
                 # Only power states or availability changed: keep the booked jobs and the
