@@ -150,7 +150,7 @@ class EASYDispatcher(Dispatcher):
             if shadow is not None:
                 idx, cnt = pool.head(len(jobs), len(state.free), jobs[head].units)
                 names = self._head_names(state, idx, cnt)
-                res = _Reservation(shadow, pool.spare, _INF, names, idx)
+                res = _Reservation(shadow, pool.take_spare(), _INF, names, idx)
                 out.append(_assignment(jobs[head].id, shadow, names))
             memo_extra = (jobs[head].id, res)
         plan = _plan(now, tuple(out), _HEURISTIC)

@@ -53,7 +53,9 @@ class PoolPass:
         """The pass's queue positions started, their nodes and the head's (see
         :func:`easy_pool`)."""
         self.spare: IntArray = np.zeros((0, 4), dtype=np.int64)
-        """What the head leaves spare (a new array at each pass: a reservation keeps it)."""
+        """What the head leaves spare (every row written by each pass; the same array from
+        pass to pass until :meth:`take_spare` hands it to a reservation, which keeps it)."""
+        self._spare_taken = False
         self._ones: IntArray = np.ones(0, dtype=np.int64)
         """A placement's unit counts (one per node) are views of this read-only array."""
 
@@ -78,7 +80,9 @@ class PoolPass:
         q = len(rows)
         if len(self.out) < q + 2 * n:
             self.out = np.empty(2 * (q + 2 * n), dtype=np.int64)
-        self.spare = np.empty((n, 4), dtype=np.int64)
+        if self._spare_taken or len(self.spare) != n:
+            self.spare = np.empty((n, 4), dtype=np.int64)
+            self._spare_taken = False
         t = queue.table_if_made
         if t is None:  # short queues: their rows only
             jobs = np.array([r[4] for r in rows] + [r[5] for r in rows], dtype=np.int64)
@@ -129,6 +133,12 @@ class PoolPass:
                 f[2] -= r[2]
                 f[3] -= r[3]
         return got, f
+
+    def take_spare(self) -> IntArray:
+        """What the head leaves spare after the last :meth:`run`, for the caller to keep (the
+        next pass writes a new array)."""
+        self._spare_taken = True
+        return self.spare
 
     def head(self, q: int, n: int, units: int) -> tuple[IntArray, IntArray]:
         """The head's nodes and unit counts after the last :meth:`run` (``q`` jobs queued,
