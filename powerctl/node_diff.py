@@ -9,10 +9,8 @@ and keeping them keeps their identities from being reused).
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import is_not
-
 from wattsched.scheduler.model import Node
+from wattsched.scheduler.tuple_diff import changed_positions
 
 Changes = tuple[tuple[Node, Node], ...]
 """``(old node, new node)`` pairs, in position order."""
@@ -34,8 +32,8 @@ def changed_nodes(old: tuple[Node, ...], new: tuple[Node, ...]) -> Changes | Non
         return last_out
     out: Changes | None = None
     if len(old) == len(new):
-        # The positions whose object differs, found at C speed (most nodes are the same).
-        out = tuple([(old[i], new[i]) for i in compress(range(len(new)), map(is_not, old, new))])
+        # The positions whose object differs (shared with the scheduler's node arrays).
+        out = tuple([(old[i], new[i]) for i in changed_positions(old, new)])
         for a, b in out:
             if a.name != b.name:
                 out = None

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress
-from operator import is_not
 
 import numpy as np
 import numpy.typing as npt
 
 from wattsched.scheduler.model import Job, Node, Placement, PowerState
+from wattsched.scheduler.tuple_diff import changed_positions
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -202,8 +201,8 @@ class NodeArrays:
         old = self.nodes
         if len(nodes) != len(old):
             return None
-        # The positions whose object differs, found at C speed (most nodes are the same).
-        changed = list(compress(range(len(nodes)), map(is_not, old, nodes)))
+        # The positions whose object differs (most nodes are the same), kept for the pair.
+        changed = changed_positions(old, nodes)
         for i in changed:
             a, b = old[i], nodes[i]
             if (

@@ -51,3 +51,21 @@ def left_and_appended(
         return None
     left.extend(old[i:])
     return left, new[j:]
+
+
+_last_positions: tuple[Sequence[object], Sequence[object], tuple[int, ...]] = ((), (), ())
+"""The last pair asked of :func:`changed_positions` and its answer, one tuple rebound whole
+(replays in threads each read one consistent entry)."""
+
+
+def changed_positions(old: Sequence[T], new: Sequence[T]) -> tuple[int, ...]:
+    """The positions, ascending, whose object differs between ``old`` and ``new`` (of the same
+    length), found at C speed; the last pair's answer kept by identity: in a replay the
+    scheduler's node arrays and the power side's node moves ask of the very same two node
+    tuples (:func:`wattsched.powerctl.node_diff.changed_nodes`)."""
+    global _last_positions
+    last_old, last_new, out = _last_positions
+    if last_old is not old or last_new is not new:
+        out = tuple(compress(range(len(new)), map(is_not, old, new)))
+        _last_positions = (old, new, out)
+    return out
