@@ -18,9 +18,9 @@ import numpy as np
 from numba import njit
 
 from wattsched.scheduler.node_arrays import BoolArray, IntArray
+from wattsched.scheduler.running_book import NO_END
 
-NO_END = np.iinfo(np.int64).min
-"""A node's end not known (:data:`wattsched.scheduler.running_book.NO_END`)."""
+__all__ = ["NO_END", "easy_pool"]
 
 
 @njit(cache=True, nogil=True)
