@@ -17,8 +17,8 @@ from collections.abc import Mapping
 
 from wattsched.connectors.base import StartResult
 from wattsched.scheduler.model import Job, Node, PowerCap, RunningJob, Snapshot
-
-_new = object.__new__
+from wattsched.scheduler.slots import new as _new
+from wattsched.scheduler.slots import slot_setters
 
 (
     _snap_time,
@@ -30,16 +30,9 @@ _new = object.__new__
     _snap_ended,
     _snap_index,
     _snap_edits,
-) = (
-    Snapshot.__dict__[name].__set__
-    for name in Snapshot.__dataclass_fields__  # the slots, in field order; fails if they change
-)
-_rj_job, _rj_start, _rj_nodes, _rj_end = (
-    RunningJob.__dict__[name].__set__ for name in RunningJob.__dataclass_fields__
-)
-_sr_job_id, _sr_nodes = (
-    StartResult.__dict__[name].__set__ for name in StartResult.__dataclass_fields__
-)
+) = slot_setters(Snapshot)
+_rj_job, _rj_start, _rj_nodes, _rj_end = slot_setters(RunningJob)
+_sr_job_id, _sr_nodes = slot_setters(StartResult)
 
 
 def snapshot(

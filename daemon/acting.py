@@ -22,13 +22,12 @@ from typing import Protocol
 from wattsched.connectors.base import Connector, ConnectorError
 from wattsched.daemon.job_records import StartRecord
 from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot
+from wattsched.scheduler.slots import new as _new
+from wattsched.scheduler.slots import slot_setters
 
 log = logging.getLogger(__name__)
 
-_new = object.__new__
-_rec_incarnation, _rec_time, _rec_nodes = (
-    StartRecord.__dict__[name].__set__ for name in StartRecord.__dataclass_fields__
-)
+_rec_incarnation, _rec_time, _rec_nodes = slot_setters(StartRecord)
 
 
 def start_record(incarnation: int, time_: int, nodes: tuple[str, ...]) -> StartRecord:

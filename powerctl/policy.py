@@ -15,6 +15,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from wattsched.scheduler.model import Node, Plan, PowerState, RunningJob, Snapshot
+from wattsched.scheduler.slots import new as _new
+from wattsched.scheduler.slots import slot_setters
 
 DEFAULT_BACKOFF_S = 3600
 """A node whose last power command failed is left alone this long (one hour: long enough for a
@@ -56,11 +58,7 @@ class PowerDecision:
         return not self.off and not self.on
 
 
-_new = object.__new__
-_pd_off, _pd_on, _pd_reason, _pd_recheck_at = (
-    PowerDecision.__dict__[name].__set__
-    for name in PowerDecision.__dataclass_fields__  # the slots in field order; fails if changed
-)
+_pd_off, _pd_on, _pd_reason, _pd_recheck_at = slot_setters(PowerDecision)
 
 
 def decision(

@@ -33,6 +33,8 @@ from wattsched.powerctl.drivers.base import (
     PowerDriver,
     PowerDriverConfigError,
 )
+from wattsched.scheduler.slots import new as _new
+from wattsched.scheduler.slots import slot_setters
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +60,7 @@ class SwitchResult:
         return isinstance(self.error, PowerCommandTimeout)
 
 
-_new = object.__new__
-_sr_node, _sr_on, _sr_seconds, _sr_attempts, _sr_error = (
-    SwitchResult.__dict__[name].__set__
-    for name in SwitchResult.__dataclass_fields__  # the slots, in field order; fails if they change
-)
+_sr_node, _sr_on, _sr_seconds, _sr_attempts, _sr_error = slot_setters(SwitchResult)
 
 
 def switched(node: str, on: bool, seconds: float, attempts: int) -> SwitchResult:

@@ -12,6 +12,8 @@ import numpy as np
 import numpy.typing as npt
 
 from wattsched.scheduler.model import Job, Node, Placement, PowerState
+from wattsched.scheduler.slots import new as _new
+from wattsched.scheduler.slots import slot_setters
 from wattsched.scheduler.tuple_diff import changed_positions
 
 IntArray = npt.NDArray[np.int64]
@@ -146,7 +148,6 @@ class JobVec:
         return v
 
 
-_new = object.__new__
 (
     _jv_req,
     _jv_units,
@@ -161,10 +162,7 @@ _new = object.__new__
     _jv_min_w,
     _jv_placement,
     _jv_exclusive,
-) = (
-    JobVec.__dict__[name].__set__
-    for name in JobVec.__dataclass_fields__  # the slots, in field order; fails if they change
-)
+) = slot_setters(JobVec)
 
 
 class NodeArrays:

@@ -12,16 +12,11 @@ checks to pass over, and the objects are the very ones the constructors make
 from __future__ import annotations
 
 from wattsched.scheduler.plan import Assignment, Plan, SolverStats
+from wattsched.scheduler.slots import new as _new
+from wattsched.scheduler.slots import slot_setters
 
-_new = object.__new__
-
-_a_job, _a_start, _a_nodes = (
-    Assignment.__dict__[name].__set__
-    for name in Assignment.__dataclass_fields__  # the slots, in field order; fails if they change
-)
-_p_time, _p_assignments, _p_stats, _p_wake = (
-    Plan.__dict__[name].__set__ for name in Plan.__dataclass_fields__
-)
+_a_job, _a_start, _a_nodes = slot_setters(Assignment)
+_p_time, _p_assignments, _p_stats, _p_wake = slot_setters(Plan)
 
 
 def assignment(job_id: str, start: int, nodes: tuple[str, ...]) -> Assignment:
