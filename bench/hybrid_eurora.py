@@ -68,6 +68,9 @@ N_CAPS = 6
 MIN_EARLIER = 50
 """Fewer ratios of earlier jobs than this: the hybrid's runtime prior is the uniform one."""
 PROTOCOLS = ("walltime", "real")
+EXTRA_PROTOCOLS = ("clairvoyant",)
+"""Not run by default: ``clairvoyant`` (the trace's runtimes, and each walltime set to its
+job's runtime: what a dispatcher that knew every runtime could do; a reference for ``real``)."""
 
 
 def instances(filters: list[str]) -> list[Path]:
@@ -94,9 +97,16 @@ def load(path: Path) -> tuple[list[Node], list[Job], dict[str, Any]]:
 
 
 def with_protocol(jobs: list[Job], protocol: str) -> list[Job]:
-    """runtime = walltime (``walltime``) or the trace's runtimes (``real``)."""
+    """runtime = walltime (``walltime``), the trace's runtimes (``real``), or the trace's
+    runtimes known as walltimes (``clairvoyant``)."""
     if protocol == "walltime":
         return [dataclasses.replace(j, runtime=j.walltime) for j in jobs]
+    if protocol == "clairvoyant":
+        return [
+            dataclasses.replace(j, runtime=r, walltime=r)
+            for j in jobs
+            for r in [max(1, min(j.runtime or j.walltime, j.walltime))]
+        ]
     return list(jobs)
 
 
@@ -262,8 +272,16 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
     for path in paths:
         wl = read_eurora_jobs(path, queues=queues, power=power)
         jobs = [j for j in wl.jobs if any(j.unit.fits_in(n.capacity) for n in nodes)]
-        cap = PowerCap.constant(args.online_cap)
-        row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": args.online_cap}
+        # A cap under which some job could never start compares nothing: the tightest
+        # feasible one instead (static draw + the hungriest job alone, as the offline sweep).
+        tightest = cap_sweep(nodes, jobs, 0.0)[0]
+        cap_w = max(args.online_cap, float(tightest))
+        cap = PowerCap.constant(cap_w)
+        row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w}
+        if cap_w > args.online_cap:
+            row["cap_raised_from"] = args.online_cap
+            print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
+                  f"the tightest feasible cap {cap_w:.0f} W instead", flush=True)  # fmt: skip
         for name, runs in (("prb", 1), ("hybrid", args.online_runs)):
             row[name] = []
             for seed in range(runs):
@@ -285,6 +303,17 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 })  # fmt: skip
                 print(path.name, name, seed, json.dumps(row[name][-1]), flush=True)
         out.append(row)
+    return out
+
+
+def protocol_list(text: str) -> list[str]:
+    """``--protocols``: a comma-separated list of known protocols."""
+    out = [p for p in text.split(",") if p]
+    bad = [p for p in out if p not in PROTOCOLS + EXTRA_PROTOCOLS]
+    if bad or not out:
+        raise argparse.ArgumentTypeError(
+            f"--protocols {text!r}: unknown {bad}; known: {PROTOCOLS + EXTRA_PROTOCOLS}"
+        )
     return out
 
 
@@ -332,7 +361,10 @@ def main() -> None:
         default=list(range(N_CAPS)),
         help="cap indices, 0 = tightest",
     )
-    ap.add_argument("--protocols", type=lambda s: s.split(","), default=list(PROTOCOLS))
+    ap.add_argument(
+        "--protocols", type=protocol_list, default=list(PROTOCOLS),
+        help=f"comma-separated, of {PROTOCOLS + EXTRA_PROTOCOLS}",
+    )  # fmt: skip
     ap.add_argument("--budget", type=float, default=5.0, help="offline search s per replay")
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument(
@@ -368,7 +400,10 @@ def main() -> None:
         "--online-from", type=int, default=0,
         help="skip this many hist_400 traces (by name) before the --online-traces taken",
     )  # fmt: skip
-    ap.add_argument("--online-cap", type=float, default=1500.0)
+    ap.add_argument(
+        "--online-cap", type=float, default=1500.0,
+        help="W; raised to a trace's tightest feasible cap where some job needs more",
+    )  # fmt: skip
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     ap.add_argument("--name", default="hybrid_eurora", help="result file stem")
