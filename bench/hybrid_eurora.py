@@ -272,12 +272,14 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
     for path in paths:
         wl = read_eurora_jobs(path, queues=queues, power=power)
         jobs = [j for j in wl.jobs if any(j.unit.fits_in(n.capacity) for n in nodes)]
+        jobs = with_protocol(jobs, args.online_protocol)
         # A cap under which some job could never start compares nothing: the tightest
         # feasible one instead (static draw + the hungriest job alone, as the offline sweep).
         tightest = cap_sweep(nodes, jobs, 0.0)[0]
         cap_w = max(args.online_cap, float(tightest))
         cap = PowerCap.constant(cap_w)
-        row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w}
+        row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w,
+                               "protocol": args.online_protocol}  # fmt: skip
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -404,6 +406,10 @@ def main() -> None:
         "--online-cap", type=float, default=1500.0,
         help="W; raised to a trace's tightest feasible cap where some job needs more",
     )  # fmt: skip
+    ap.add_argument(
+        "--online-protocol", choices=("real", "clairvoyant"), default="real",
+        help="online: the trace's runtimes ('real'), or known as walltimes ('clairvoyant')",
+    )  # fmt: skip
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     ap.add_argument("--name", default="hybrid_eurora", help="result file stem")
@@ -427,6 +433,7 @@ def main() -> None:
             "scenario_kinds": args.scenario_kinds,
             "research": args.research,
             "predict": args.predict,
+            "online_protocol": args.online_protocol,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }
