@@ -114,7 +114,9 @@ def plot(traces: dict[str, tuple[dict[str, Any], str]], out: Path) -> None:
     ax.set_xticklabels([n.split(".")[0].removeprefix("hist_400_") for n in names], rotation=70,
                        fontsize=7)  # fmt: skip
     ax.set_ylabel("PRB / hybrid (> 1: hybrid better)")
-    ax.set_title("Online, hist_400 traces: mean weighted queue time, each run")
+    protocols = sorted({row.get("protocol", "real") for row, _ in traces.values()})
+    ax.set_title(f"Online, hist_400 traces, runtimes {'/'.join(protocols)}: "
+                 "mean weighted queue time, each run", fontsize=10)  # fmt: skip
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
