@@ -126,12 +126,17 @@ def job_alone_w(job: Job, node: Node) -> float:
     return unit * job.units + node.power.first_core_w * math.ceil(job.units / per_node)
 
 
-def cap_sweep(nodes: list[Node], jobs: list[Job], prb_peak: float) -> list[float]:
-    """From the tightest feasible cap to the uncapped PRB peak, ``N_CAPS`` steps."""
+def tightest_cap(nodes: list[Node], jobs: list[Job]) -> int:
+    """The tightest feasible cap: the static draw + the hungriest job alone (10 W steps)."""
     hungriest = max(
         min(job_alone_w(j, n) for n in nodes if j.unit.fits_in(n.capacity)) for j in jobs
     )
-    lo = math.ceil((static_w(nodes) + hungriest) / 10) * 10
+    return math.ceil((static_w(nodes) + hungriest) / 10) * 10
+
+
+def cap_sweep(nodes: list[Node], jobs: list[Job], prb_peak: float) -> list[float]:
+    """From the tightest feasible cap to the uncapped PRB peak, ``N_CAPS`` steps."""
+    lo = tightest_cap(nodes, jobs)
     hi = max(prb_peak, lo + 10)
     return [round(lo + (hi - lo) * k / (N_CAPS - 1)) for k in range(N_CAPS)]
 
@@ -274,9 +279,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
         jobs = [j for j in wl.jobs if any(j.unit.fits_in(n.capacity) for n in nodes)]
         jobs = with_protocol(jobs, args.online_protocol)
         # A cap under which some job could never start compares nothing: the tightest
-        # feasible one instead (static draw + the hungriest job alone, as the offline sweep).
-        tightest = cap_sweep(nodes, jobs, 0.0)[0]
-        cap_w = max(args.online_cap, float(tightest))
+        # feasible one instead (the offline sweep's cap 0).
+        cap_w = max(args.online_cap, float(tightest_cap(nodes, jobs)))
         cap = PowerCap.constant(cap_w)
         row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w,
                                "protocol": args.online_protocol}  # fmt: skip
