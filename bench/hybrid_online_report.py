@@ -29,27 +29,24 @@ def gather(files: list[Path]) -> dict[str, tuple[dict[str, Any], str]]:
     return dict(sorted(out.items()))
 
 
+def _ratio(p: float | None, q: float | None) -> float | None:
+    """PRB's objective over the hybrid's (None where either left a job unstarted)."""
+    if p is None or q is None:
+        return None
+    return p / q if q > 0 else (1.0 if p == 0 else math.inf)
+
+
 def ratios(row: dict[str, Any]) -> list[float | None]:
     """PRB / hybrid per run (None where some job never started)."""
-    p = row["prb"][0]["objective"]
-    out: list[float | None] = []
-    for h in row["hybrid"]:
-        q = h["objective"]
-        if p is None or q is None:
-            out.append(None)
-        else:
-            out.append(p / q if q > 0 else (1.0 if p == 0 else math.inf))
-    return out
+    return [_ratio(row["prb"][0]["objective"], h["objective"]) for h in row["hybrid"]]
 
 
 def mean_ratio(row: dict[str, Any]) -> float | None:
     """PRB / the mean of the runs (None where some run or PRB left a job unstarted)."""
-    p = row["prb"][0]["objective"]
     hs = [h["objective"] for h in row["hybrid"]]
-    if p is None or not hs or any(h is None for h in hs):
+    if not hs or any(h is None for h in hs):
         return None
-    m = statistics.mean(hs)
-    return p / m if m > 0 else (1.0 if p == 0 else math.inf)
+    return _ratio(row["prb"][0]["objective"], statistics.mean(hs))
 
 
 def table(traces: dict[str, tuple[dict[str, Any], str]]) -> list[str]:
