@@ -283,7 +283,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
         cap_w = max(args.online_cap, float(tightest_cap(nodes, jobs)))
         cap = PowerCap.constant(cap_w)
         row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w,
-                               "protocol": args.online_protocol}  # fmt: skip
+                               "protocol": args.online_protocol,
+                               "predict": args.online_predict}  # fmt: skip
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -294,6 +295,11 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 cluster = SimulatedCluster(nodes, jobs, cap, record_power=False)
                 params: dict[str, Any] = {} if name == "prb" else {"cycle_budget_s": 1.0,
                                                                     "seed": seed}  # fmt: skip
+                if name == "hybrid" and args.online_predict != "off":
+                    params["predictor"] = predictor = RuntimePredictor()
+                    if args.online_predict == "history":  # jobs ended before the trace
+                        predictor.learn_all(ended_before(DATA, path, path))
+                    row["predictor_history"] = predictor.learned
                 res = replay(cluster, create(name, **params), keep_stats=name != "prb")
                 starts = {j: r.start for j, r in cluster.records.items() if r.start is not None}
                 secs = sorted(res.plan_seconds)
@@ -414,6 +420,12 @@ def main() -> None:
         "--online-protocol", choices=("real", "clairvoyant"), default="real",
         help="online: the trace's runtimes ('real'), or known as walltimes ('clairvoyant')",
     )  # fmt: skip
+    ap.add_argument(
+        "--online-predict", choices=("off", "history", "online"), default="off",
+        help="online: the hybrid plans on predicted runtimes (RuntimePredictor) learned "
+        "from the jobs seen to end ('online'), and before that from the historical jobs "
+        "that ended before the trace ('history'); 'off': on walltimes",
+    )  # fmt: skip
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     ap.add_argument("--name", default="hybrid_eurora", help="result file stem")
@@ -438,6 +450,7 @@ def main() -> None:
             "research": args.research,
             "predict": args.predict,
             "online_protocol": args.online_protocol,
+            "online_predict": args.online_predict,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }

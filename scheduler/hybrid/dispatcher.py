@@ -83,11 +83,12 @@ class HybridDispatcher(PlanMemory, Dispatcher):
     ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
     PRB's rule starts the jobs, as after the first early end; None: judged on walltimes);
     ``research`` (offline: a :class:`.research.ResearchPolicy` or its fields, the re-search
-    at early ends; None: none, PRB's rule or re-timing as above); ``predictor`` (offline: a
+    at early ends; None: none, PRB's rule or re-timing as above); ``predictor`` (a
     :class:`~wattsched.scheduler.runtime_predictor.RuntimePredictor`, or True for one that
     learns only from the jobs seen to end; the search, its scenarios and the re-search plan
     on predicted runtimes, :mod:`.predicted`, and a job past its prediction makes the plan
-    stale as an early end does; None, the default: walltimes).
+    stale as an early end does (online: the jobs running are not those the plan expects);
+    every start is still checked on the real snapshot; None, the default: walltimes).
     """
 
     name = "hybrid"
@@ -293,10 +294,10 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _view(self, snap: Snapshot) -> Snapshot:
-        """The snapshot to plan on: with a predictor (offline), learn from the jobs that ended
-        and return the predicted view (:mod:`.predicted`; a fresh cache of job vectors once a
+        """The snapshot to plan on: with a predictor, learn from the jobs that ended and
+        return the predicted view (:mod:`.predicted`; a fresh cache of job vectors once a
         prediction changed); else the snapshot itself."""
-        if self.predictor is None or self.mode != "offline":
+        if self.predictor is None:
             return snap
         self.predictor.observe(snap)
         view, durations = predicted_view(snap, self.predictor)
