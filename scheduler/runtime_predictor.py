@@ -2,15 +2,15 @@
 
 In the spirit of Tsafrir, Etsion and Feitelson (2007, "Backfilling using system-generated
 predictions rather than user runtime estimates"): a job's runtime is predicted from the
-runtimes of the last jobs *of the same user* that finished. The Eurora traces hide users, so
-the job's *class* stands in for them: its queue, its number of units, its unit (cores,
+runtimes of the last jobs *of the same user* that finished. A job's *class* is its user where
+the RMS names one (Slurm, PBS, SGE do), its queue, its number of units, its unit (cores,
 memory, GPUs, MICs) and its walltime (a user's job array or a repeated script shares all of
-them).
+them); the Eurora traces hide users, and the rest stands in for them.
 
 Prediction (:meth:`RuntimePredictor.predict`), with its fallbacks in turn:
 
 1. ``class``: the mean of the last ``depth`` (2) runtimes of finished jobs of the job's
-   class (queue, units, unit, walltime);
+   class (user, queue, units, unit, walltime);
 2. ``coarse``: else the same over the coarser class (queue, walltime);
 3. ``walltime``: else the job's walltime (the user's estimate).
 
@@ -36,8 +36,9 @@ LEVELS = ("class", "coarse", "walltime")
 
 
 def job_class(job: Job) -> tuple[object, ...]:
-    """The fine class of a job: queue, units, unit and walltime (a stand-in for its user)."""
-    return (job.queue, job.units, job.unit.as_tuple(), job.walltime)
+    """The fine class of a job: its user where the RMS names one, queue, units, unit and
+    walltime (without a user, as in the Eurora traces, the rest stands in for one)."""
+    return (job.user, job.queue, job.units, job.unit.as_tuple(), job.walltime)
 
 
 def coarse_class(job: Job) -> tuple[object, ...]:

@@ -115,3 +115,33 @@ def test_the_default_plans_on_walltimes() -> None:
 def test_depth_is_checked() -> None:
     with pytest.raises(ValueError, match="depth"):
         RuntimePredictor(depth=0)
+
+
+def _first_started_online(predictor: RuntimePredictor | None) -> str:
+    """Two whole-node jobs of one weight queued on a free node: ``long`` (walltime 1,000 s)
+    and ``short`` (walltime 3,600 s, its class seen to run 100 s). Which starts first."""
+    node = Node("n1", Resources(cores=16))
+    long = Job(id="long", submit=0, walltime=1000, units=1, unit=Resources(cores=16), queue="q")
+    short = Job(id="short", submit=0, walltime=3600, units=1, unit=Resources(cores=16), queue="q")
+    hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.3, predictor=predictor)
+    plan = hybrid.plan(Snapshot(10, (node,), (), (long, short)))
+    (now,) = [a for a in plan.assignments if a.start == 10]
+    return now.job_id
+
+
+def test_online_the_hybrid_plans_on_the_predicted_runtimes() -> None:
+    # On walltimes the shorter walltime goes first (the other waits 1,000 s, not 3,600 s);
+    # with the class of ``short`` seen to run 100 s, ``short`` goes first (the other waits
+    # 100 s). Every start is still checked on the real snapshot.
+    assert _first_started_online(None) == "long"
+    p = RuntimePredictor()
+    p.learn(Job(id="old", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
+                queue="q"), 100)  # fmt: skip
+    assert _first_started_online(p) == "short"
+
+
+def test_a_job_class_is_per_user_where_the_rms_names_one() -> None:
+    p = RuntimePredictor()
+    p.learn(replace(_job("a"), user="alice"), 100)
+    assert p.predict(replace(_job("x"), user="alice")) == 100
+    assert p.level(replace(_job("y"), user="bob")) == "coarse"  # another user: coarse class
