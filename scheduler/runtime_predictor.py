@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 
 from wattsched.scheduler.model import Job, Snapshot
 
+MAX_ERRORS = 10_000
+"""How many of its latest errors a predictor keeps."""
+
 LEVELS = ("class", "coarse", "walltime")
 """Where a prediction comes from, finest first."""
 
@@ -59,9 +62,10 @@ class RuntimePredictor:
     _watch: dict[str, tuple[Job, int]] = field(default_factory=dict, repr=False)
     learned: int = 0
     """How many ended jobs informed the predictor (history and online)."""
-    errors: list[float] = field(default_factory=list, repr=False)
+    errors: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_ERRORS), repr=False)
     """Runtime over the prediction made just before each job was learned (a causal record of
-    the predictor's own error, for runtime scenarios around its predictions)."""
+    the predictor's own error, for runtime scenarios around its predictions); the last
+    :data:`MAX_ERRORS` (a daemon learns for months)."""
 
     def __post_init__(self) -> None:
         if self.depth < 1:

@@ -14,7 +14,7 @@ from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
-from wattsched.scheduler.runtime_predictor import RuntimePredictor
+from wattsched.scheduler.runtime_predictor import MAX_ERRORS, RuntimePredictor
 
 
 def _job(jid: str, walltime: int = 3600, cores: int = 4, queue: str = "q", units: int = 1) -> Job:
@@ -145,3 +145,9 @@ def test_a_job_class_is_per_user_where_the_rms_names_one() -> None:
     p.learn(replace(_job("a"), user="alice"), 100)
     assert p.predict(replace(_job("x"), user="alice")) == 100
     assert p.level(replace(_job("y"), user="bob")) == "coarse"  # another user: coarse class
+
+
+def test_the_error_record_is_bounded() -> None:
+    p = RuntimePredictor()
+    p.learn_all((_job(str(k)), 100) for k in range(MAX_ERRORS + 5))
+    assert len(p.errors) == MAX_ERRORS and p.learned == MAX_ERRORS + 5
