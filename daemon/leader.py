@@ -25,6 +25,7 @@ from sqlalchemy import Engine
 from wattsched.daemon.instance_lock import InstanceLock, InstanceLockHeld, acquire_instance_lock
 from wattsched.daemon.job_records import StartRecord
 from wattsched.daemon.journal import RECONCILED
+from wattsched.daemon.runtime_history import seed_predictor
 
 if TYPE_CHECKING:
     from wattsched.daemon.loop import Service
@@ -76,6 +77,7 @@ def take_over(service: Service) -> None:
     if service.rebuild_connector is not None:
         service.connector = service.rebuild_connector()
     service.apply_saved_settings()
+    seed_predictor(service.dispatcher, store, fresh=True)
     service._reconciled = False
     service.role = "leader"
     try:

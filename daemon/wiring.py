@@ -14,6 +14,7 @@ from wattsched.daemon.config import Settings
 from wattsched.daemon.cooling_report import build_reporter
 from wattsched.daemon.loop import Service
 from wattsched.daemon.power_cycle import PowerControl
+from wattsched.daemon.runtime_history import seed_predictor
 from wattsched.daemon.store import Store
 from wattsched.daemon.store_schema import check_schema, make_engine
 from wattsched.powerctl.build import build_driver, build_policy
@@ -133,6 +134,9 @@ def build_service(settings: Settings, *, check: bool = True, clock: Clock = time
         check_schema(engine)
     store = Store(engine, clock=clock)
     dispatcher = dispatchers.create(settings.dispatcher, **settings.dispatcher_params)
+    learned = seed_predictor(dispatcher, store)
+    if learned:
+        log.info("runtime predictor: learned the runtimes of %d ended jobs from the store", learned)
     before: Callable[[], None] | None = None
     rebuild: Callable[[], Connector] | None = None
     connector: Connector

@@ -1,0 +1,53 @@
+"""A restarted daemon's runtime predictor learns again the runtimes the store kept."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy import Engine
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.loop import Service
+from wattsched.daemon.runtime_history import ended_jobs, seed_predictor
+from wattsched.daemon.store import Store
+from wattsched.scheduler import dispatcher as registry
+from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
+from wattsched.scheduler.model import PowerCap
+from wattsched.scheduler.runtime_predictor import RuntimePredictor
+
+
+def test_the_store_s_ended_jobs_teach_a_restarted_predictor(sqlite_engine: Engine) -> None:
+    jobs = [replace(j, runtime=60 * (1 + k % 7), user=f"u{k % 3}")
+            for k, j in enumerate(eurora_like_jobs(30, seed=2))]  # fmt: skip
+    cluster = SimulatedCluster(eurora_like_nodes(8), jobs, PowerCap.unlimited())
+    store = Store(sqlite_engine)
+    svc = Service(cluster, registry.create("prb"), store, mode="enforce")
+    for _ in range(40):
+        svc.run_now()
+        cluster.advance_to(cluster.now + 30)
+    ran = {jid: r for jid, r in cluster.records.items() if r.end is not None}
+    ended = ended_jobs(store)
+    assert len(ended) >= 5  # enough ended to mean something
+    # Each ended job once, oldest end first, with the class and the runtime it had (seen
+    # at the cycle after its end: at most one cycle's step late).
+    assert len({j.id for j, _ in ended}) == len(ended) <= len(ran)
+    for job, runtime in ended:
+        rec = ran[job.id]
+        assert (job.queue, job.units, job.unit, job.walltime, job.user) == (
+            rec.job.queue, rec.job.units, rec.job.unit, rec.job.walltime, rec.job.user
+        )  # fmt: skip
+        assert rec.end - rec.start <= runtime <= rec.end - rec.start + 30
+    assert ended_jobs(store, limit=3) == ended[-3:]
+
+    # A new daemon on the store: a hybrid with a predictor learns them before its first cycle.
+    hybrid = registry.create("hybrid", predictor=True)
+    assert seed_predictor(hybrid, store) == len(ended)
+    p = hybrid.predictor  # type: ignore[attr-defined]
+    assert isinstance(p, RuntimePredictor) and p.learned == len(ended)
+    last = ended[-1][0]
+    assert p.level(last) == "class" and p.predict(last) < last.walltime
+    # A standby taking over starts afresh from the store: nothing learned twice.
+    assert seed_predictor(hybrid, store, fresh=True) == len(ended)
+    assert hybrid.predictor is not p and hybrid.predictor.learned == len(ended)  # type: ignore[attr-defined]
+    # Without a predictor nothing is read.
+    assert seed_predictor(registry.create("prb"), store) == 0
