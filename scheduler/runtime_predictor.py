@@ -25,11 +25,15 @@ prediction, and nothing of a job's own runtime is read (``Job.runtime`` is never
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from wattsched.scheduler.model import Job, Snapshot
+
+MIN_EVIDENCE = 10
+"""How many ended jobs :meth:`RuntimePredictor.better_than_walltimes` needs to judge."""
 
 MAX_ERRORS = 10_000
 """How many of its latest errors a predictor keeps."""
@@ -53,13 +57,17 @@ def coarse_class(job: Job) -> tuple[object, ...]:
 class RuntimePredictor:
     """Predicts a job's runtime from the finished jobs of its class (see the module doc).
 
-    ``depth``: how many recent runtimes of a class are kept (their mean is the prediction).
+    ``depth``: how many recent runtimes of a class are kept (their mean is the prediction);
+    ``window``: over how many of the last jobs learned :meth:`better_than_walltimes` compares
+    the predictions with the walltimes.
     """
 
     depth: int = 2
+    window: int = 100
     _fine: dict[tuple[object, ...], deque[int]] = field(default_factory=dict, repr=False)
     _coarse: dict[tuple[object, ...], deque[int]] = field(default_factory=dict, repr=False)
-    _watch: dict[str, tuple[Job, int]] = field(default_factory=dict, repr=False)
+    _watch: dict[str, tuple[Job, int, int]] = field(default_factory=dict, repr=False)
+    _recent: deque[tuple[float, float]] = field(default_factory=deque, repr=False)
     learned: int = 0
     """How many ended jobs informed the predictor (history and online)."""
     errors: deque[float] = field(default_factory=lambda: deque(maxlen=MAX_ERRORS), repr=False)
@@ -70,14 +78,29 @@ class RuntimePredictor:
     def __post_init__(self) -> None:
         if self.depth < 1:
             raise ValueError(f"RuntimePredictor: depth={self.depth!r} must be >= 1")
+        if self.window < 1:
+            raise ValueError(f"RuntimePredictor: window={self.window!r} must be >= 1")
+        self._recent = deque(self._recent, maxlen=self.window)
 
-    def learn(self, job: Job, runtime: int) -> None:
-        """A job that has ended after running ``runtime`` seconds (clamped to [1, walltime])."""
+    def learn(self, job: Job, runtime: int, predicted: int | None = None) -> None:
+        """A job that has ended after running ``runtime`` seconds (clamped to [1, walltime]);
+        ``predicted``: what was predicted of it when it started (None: now, just before)."""
         run = max(1, min(int(runtime), job.walltime))
-        self.errors.append(run / self.predict(job))
+        guess = self.predict(job) if predicted is None else max(1, predicted)
+        self.errors.append(run / guess)
+        self._recent.append((abs(math.log(run / guess)), abs(math.log(run / job.walltime))))
         for table, key in ((self._fine, job_class(job)), (self._coarse, coarse_class(job))):
             table.setdefault(key, deque(maxlen=self.depth)).append(run)
         self.learned += 1
+
+    def better_than_walltimes(self) -> bool:
+        """True when, over the last ``window`` jobs learned (at least :data:`MIN_EVIDENCE`),
+        the predictions were closer to the runtimes than the walltimes were (mean absolute
+        log error). Where users' walltimes are good or runtimes erratic, predictions from a
+        class's last runtimes can be worse than the walltimes: then plan on the walltimes."""
+        if len(self._recent) < MIN_EVIDENCE:
+            return False
+        return sum(p for p, _ in self._recent) < sum(w for _, w in self._recent)
 
     def learn_all(self, ended: Iterable[tuple[Job, int]]) -> None:
         """Learn ``(job, runtime)`` pairs of ended jobs, in the order they ended."""
@@ -105,7 +128,13 @@ class RuntimePredictor:
         queued = {j.id for j in snap.queued}
         ended = [jid for jid in self._watch if jid not in running and jid not in queued]
         for jid in ended:
-            job, start = self._watch[jid]
-            self.learn(job, snap.time - start)
-        self._watch = {rj.job.id: (rj.job, rj.start) for rj in snap.running}
+            job, start, predicted = self._watch[jid]
+            self.learn(job, snap.time - start, predicted)
+        watch = {}
+        for rj in snap.running:
+            seen = self._watch.get(rj.job.id)
+            if seen is None or seen[1] != rj.start:  # first seen running (or restarted)
+                seen = (rj.job, rj.start, self.predict(rj.job))
+            watch[rj.job.id] = seen
+        self._watch = watch
         return ended

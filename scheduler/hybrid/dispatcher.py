@@ -294,12 +294,17 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         return Plan(snap.time, selected, stats, self._wake(snap))
 
     def _view(self, snap: Snapshot) -> Snapshot:
-        """The snapshot to plan on: with a predictor, learn from the jobs that ended and
+        """The snapshot to plan on: with a predictor, learn from the jobs that ended and,
+        while its predictions have been closer to the runtimes than the walltimes
+        (:meth:`~wattsched.scheduler.runtime_predictor.RuntimePredictor.better_than_walltimes`),
         return the predicted view (:mod:`.predicted`; a fresh cache of job vectors once a
         prediction changed); else the snapshot itself."""
         if self.predictor is None:
             return snap
         self.predictor.observe(snap)
+        if not self.predictor.better_than_walltimes():
+            self._vcache, self._predicted = None, {}
+            return snap
         view, durations = predicted_view(snap, self.predictor)
         if self._vcache is None or any(
             self._predicted.get(jid, d) != d for jid, d in durations.items()

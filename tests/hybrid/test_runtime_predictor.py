@@ -14,7 +14,7 @@ from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
-from wattsched.scheduler.runtime_predictor import MAX_ERRORS, RuntimePredictor
+from wattsched.scheduler.runtime_predictor import MAX_ERRORS, MIN_EVIDENCE, RuntimePredictor
 
 
 def _job(jid: str, walltime: int = 3600, cores: int = 4, queue: str = "q", units: int = 1) -> Job:
@@ -115,6 +115,8 @@ def test_the_default_plans_on_walltimes() -> None:
 def test_depth_is_checked() -> None:
     with pytest.raises(ValueError, match="depth"):
         RuntimePredictor(depth=0)
+    with pytest.raises(ValueError, match="window"):
+        RuntimePredictor(window=0)
 
 
 def _first_started_online(predictor: RuntimePredictor | None) -> str:
@@ -134,10 +136,46 @@ def test_online_the_hybrid_plans_on_the_predicted_runtimes() -> None:
     # with the class of ``short`` seen to run 100 s, ``short`` goes first (the other waits
     # 100 s). Every start is still checked on the real snapshot.
     assert _first_started_online(None) == "long"
+    old = [Job(id=f"old{k}", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
+               queue="q") for k in range(MIN_EVIDENCE)]  # fmt: skip
     p = RuntimePredictor()
+    p.learn_all((j, 100) for j in old)
+    assert p.better_than_walltimes()
+    assert _first_started_online(p) == "short"
+
+
+def test_predictions_no_better_than_the_walltimes_are_not_planned_on() -> None:
+    # Ten jobs ran to their walltimes (as good a guess as their predictions), then one of
+    # the class of ``short`` ran 100 s: its prediction is there, but the predictions have
+    # not beaten the walltimes: plan on the walltimes.
+    exact = [replace(_job(f"x{k}"), walltime=600) for k in range(MIN_EVIDENCE)]
+    p = RuntimePredictor()
+    p.learn_all((j, 600) for j in exact)
     p.learn(Job(id="old", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
                 queue="q"), 100)  # fmt: skip
-    assert _first_started_online(p) == "short"
+    assert not p.better_than_walltimes() and p.level(_job("s", cores=16)) == "class"
+    assert _first_started_online(p) == "long"
+
+
+def test_better_than_walltimes_needs_evidence_over_its_window() -> None:
+    p = RuntimePredictor(window=MIN_EVIDENCE)
+    p.learn_all((_job(str(k)), 100) for k in range(MIN_EVIDENCE - 1))
+    assert not p.better_than_walltimes()  # too few jobs to judge
+    p.learn(_job("9"), 100)
+    assert p.better_than_walltimes()  # predicted 100 s, walltimes 3,600 s
+    # The walltimes become right (runtimes of 3,600 s, predictions still lagging): after a
+    # window of them, the predictions have lost.
+    p.learn_all((_job(f"w{k}"), 3600) for k in range(MIN_EVIDENCE))
+    assert not p.better_than_walltimes()
+    # The prediction recorded for a job is the one made when it was first seen running.
+    node = Node("n1", Resources(cores=16))
+    rj = RunningJob(_job("r"), 0, ("n1",), 3600)
+    q = RuntimePredictor()
+    q.learn(_job("a"), 100)
+    q.observe(Snapshot(0, (node,), (rj,), ()))  # predicted 100 s now
+    q.learn(_job("b"), 1000)  # the class's mean becomes 550 s before it ends
+    q.observe(Snapshot(200, (node,), (), ()))
+    assert q.errors[-1] == 2.0  # ran 200 s against the 100 s predicted at its start
 
 
 def test_a_job_class_is_per_user_where_the_rms_names_one() -> None:
