@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+from daemon_proc import write_config
 from sqlalchemy import Engine
 
 from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.config import load_config
 from wattsched.daemon.loop import Service
 from wattsched.daemon.runtime_history import ended_jobs, seed_predictor
 from wattsched.daemon.store import Store
+from wattsched.daemon.store_schema import make_engine, migrate
+from wattsched.daemon.wiring import build_service
 from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.model import PowerCap
@@ -51,3 +56,18 @@ def test_the_store_s_ended_jobs_teach_a_restarted_predictor(sqlite_engine: Engin
     assert hybrid.predictor is not p and hybrid.predictor.learned == len(ended)  # type: ignore[attr-defined]
     # Without a predictor nothing is read.
     assert seed_predictor(registry.create("prb"), store) == 0
+
+
+def test_a_restarted_daemon_with_predictor_true_learns_from_its_store(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, cycle_s=1, speedup=300)
+    migrate(make_engine(load_config(cfg).database_url))
+    first = build_service(load_config(cfg))  # PRB: its cycles fill the store
+    for _ in range(25):
+        first.run_now()
+    store = first.store
+    assert len(ended_jobs(store)) >= 3
+    text = cfg.read_text().replace('dispatcher = "prb"', 'dispatcher = "hybrid"')
+    cfg.write_text(text.replace("[dispatcher_params]", "[dispatcher_params]\npredictor = true"))
+    again = build_service(load_config(cfg))
+    p = again.dispatcher.predictor  # type: ignore[attr-defined]
+    assert isinstance(p, RuntimePredictor) and p.learned == len(ended_jobs(store))
