@@ -284,7 +284,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
         cap = PowerCap.constant(cap_w)
         row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w,
                                "protocol": args.online_protocol,
-                               "predict": args.online_predict}  # fmt: skip
+                               "predict": args.online_predict,
+                               "gate": args.online_gate}  # fmt: skip
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -296,7 +297,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 params: dict[str, Any] = {} if name == "prb" else {"cycle_budget_s": 1.0,
                                                                     "seed": seed}  # fmt: skip
                 if name == "hybrid" and args.online_predict != "off":
-                    params["predictor"] = predictor = RuntimePredictor()
+                    predictor = RuntimePredictor(gate=args.online_gate == "on")
+                    params["predictor"] = predictor
                     if args.online_predict == "history":  # jobs ended before the trace
                         predictor.learn_all(ended_before(DATA, path, path))
                     row["predictor_history"] = predictor.learned
@@ -426,6 +428,11 @@ def main() -> None:
         "from the jobs seen to end ('online'), and before that from the historical jobs "
         "that ended before the trace ('history'); 'off': on walltimes",
     )  # fmt: skip
+    ap.add_argument(
+        "--online-gate", choices=("on", "off"), default="on",
+        help="online, with --online-predict: plan on the predictions only while they beat "
+        "the walltimes ('on', RuntimePredictor.better_than_walltimes) or always ('off')",
+    )  # fmt: skip
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     ap.add_argument("--name", default="hybrid_eurora", help="result file stem")
@@ -451,6 +458,7 @@ def main() -> None:
             "predict": args.predict,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
+            "online_gate": args.online_gate,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }

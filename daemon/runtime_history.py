@@ -63,7 +63,7 @@ def seed_predictor(
     if not isinstance(predictor, RuntimePredictor):
         return 0
     if fresh:
-        predictor = RuntimePredictor(depth=predictor.depth)
+        predictor = RuntimePredictor(predictor.depth, predictor.window, predictor.gate)
         setattr(dispatcher, "predictor", predictor)  # noqa: B010 (not every Dispatcher has one)
     ended = ended_jobs(store, limit)
     predictor.learn_all(ended)

@@ -155,6 +155,11 @@ def test_predictions_no_better_than_the_walltimes_are_not_planned_on() -> None:
                 queue="q"), 100)  # fmt: skip
     assert not p.better_than_walltimes() and p.level(_job("s", cores=16)) == "class"
     assert _first_started_online(p) == "long"
+    ungated = RuntimePredictor(gate=False)  # the same evidence, the gate off
+    ungated.learn_all((j, 600) for j in exact)
+    ungated.learn(Job(id="old", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
+                      queue="q"), 100)  # fmt: skip
+    assert ungated.better_than_walltimes() and _first_started_online(ungated) == "short"
 
 
 def test_better_than_walltimes_needs_evidence_over_its_window() -> None:
