@@ -1,0 +1,54 @@
+"""The hybrid online in several variants side by side, PRB / hybrid per trace and run.
+
+Each variant is a label and a list of ``bench/hybrid_eurora.py`` JSON results (gathered as
+``hybrid_online_report.py`` does: each trace from the last file that has it); the table has
+a row per trace of the first variant, PRB's objective, then per variant its first run's
+ratio and every run's.
+
+Usage: ``.venv/bin/python bench/hybrid_online_compare.py LABEL=GLOB[,GLOB...] ...
+[--out FILE.md]``, e.g. ``walltimes='bench/results/hybrid_eurora_online*.json'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+from pathlib import Path
+
+from hybrid_online_report import gather, ratios
+
+
+def _variant(text: str) -> tuple[str, list[Path]]:
+    label, _, globs = text.partition("=")
+    files = [Path(f) for g in globs.split(",") for f in sorted(glob.glob(g))]
+    if not label or not files:
+        raise argparse.ArgumentTypeError(f"{text!r}: LABEL=GLOB[,GLOB...] matching files")
+    return label, files
+
+
+def _fmt(r: float | None) -> str:
+    return "-" if r is None else f"{r:.3f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("variants", nargs="+", type=_variant)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    found = [(label, gather(files)) for label, files in args.variants]
+    head = "| trace | PRB | " + " | ".join(f"{lb}, run 0 | {lb}, runs" for lb, _ in found)
+    lines = [head + " |", "|---|---|" + "---|---|" * len(found)]
+    for name, (row, _) in found[0][1].items():
+        cells = [name.split(".")[0], f"{row['prb'][0]['objective']:,.0f}"]
+        for _, traces in found:
+            rs = ratios(traces[name][0]) if name in traces else []
+            cells += [_fmt(rs[0]) if rs else "-", ", ".join(_fmt(r) for r in rs) or "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.out is not None:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
