@@ -57,13 +57,14 @@ def seed_predictor(
 ) -> int:
     """Teach the dispatcher's runtime predictor, if it has one, the jobs the store saw end
     (:func:`ended_jobs`); returns how many it learned (0 without a predictor). ``fresh``: a
-    new predictor of the same depth first (a standby taking over: what it learned at its
+    new predictor of the same settings first (a standby taking over: what it learned at its
     start is in the store too, with every job that ended since)."""
     predictor = getattr(dispatcher, "predictor", None)
     if not isinstance(predictor, RuntimePredictor):
         return 0
     if fresh:
-        predictor = RuntimePredictor(predictor.depth, predictor.window, predictor.gate)
+        predictor = RuntimePredictor(depth=predictor.depth, window=predictor.window,
+                                     gate=predictor.gate)  # fmt: skip
         setattr(dispatcher, "predictor", predictor)  # noqa: B010 (not every Dispatcher has one)
     ended = ended_jobs(store, limit)
     predictor.learn_all(ended)
