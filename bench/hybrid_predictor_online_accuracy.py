@@ -15,11 +15,11 @@ Usage: ``.venv/bin/python bench/hybrid_predictor_online_accuracy.py [--out FILE.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 from pathlib import Path
 
 from hybrid_eurora import DATA, MACHINE, tightest_cap
+from hybrid_predictor_accuracy import _err
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.connectors.traces.eurora import (
@@ -32,10 +32,6 @@ from wattsched.daemon.replay import replay
 from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.model import PowerCap
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
-
-
-def _err(run: int, guess: int) -> float:
-    return abs(math.log(max(run, 1) / max(guess, 1)))
 
 
 def main() -> None:
