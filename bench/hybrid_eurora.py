@@ -266,21 +266,30 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
-def online(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The hybrid online on ``hist_400`` traces (real arrivals and runtimes), several runs."""
+def hist400_traces(
+    online_cap: float, start: int = 0, count: int | None = None, protocol: str = "real"
+) -> Iterator[tuple[Path, list[Node], list[Job], float]]:
+    """The ``hist_400`` traces ``start`` .. ``start + count`` (all: None), each as its path,
+    the nodes, its jobs (those whose unit fits some node; runtimes by ``protocol``) and its
+    online cap: ``online_cap``, or the tightest feasible cap where that is below it (a cap
+    under which some job could never start compares nothing; the offline sweep's cap 0)."""
     nodes = read_eurora_nodes(DATA / "system_configs" / MACHINE)
     queues = read_queues(DATA / "system_configs" / "system_queues")
     power = read_power_predictions(DATA / "eurora_power_predictions" / "power_predictions")
     paths = sorted((DATA / "historical_traces" / "400").glob("*.log_crypt"))
-    paths = paths[args.online_from : args.online_from + args.online_traces]
-    out = []
-    for path in paths:
+    for path in paths[start : None if count is None else start + count]:
         wl = read_eurora_jobs(path, queues=queues, power=power)
         jobs = [j for j in wl.jobs if any(j.unit.fits_in(n.capacity) for n in nodes)]
-        jobs = with_protocol(jobs, args.online_protocol)
-        # A cap under which some job could never start compares nothing: the tightest
-        # feasible one instead (the offline sweep's cap 0).
-        cap_w = max(args.online_cap, float(tightest_cap(nodes, jobs)))
+        jobs = with_protocol(jobs, protocol)
+        yield path, nodes, jobs, max(online_cap, float(tightest_cap(nodes, jobs)))
+
+
+def online(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The hybrid online on ``hist_400`` traces (real arrivals and runtimes), several runs."""
+    out = []
+    for path, nodes, jobs, cap_w in hist400_traces(
+        args.online_cap, args.online_from, args.online_traces, args.online_protocol
+    ):
         cap = PowerCap.constant(cap_w)
         row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w,
                                "protocol": args.online_protocol,

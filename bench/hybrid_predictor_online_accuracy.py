@@ -18,16 +18,10 @@ import argparse
 import statistics
 from pathlib import Path
 
-from hybrid_eurora import DATA, MACHINE, tightest_cap
+from hybrid_eurora import hist400_traces
 from hybrid_predictor_accuracy import _err
 
 from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.connectors.traces.eurora import (
-    read_eurora_jobs,
-    read_eurora_nodes,
-    read_power_predictions,
-    read_queues,
-)
 from wattsched.daemon.replay import replay
 from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.model import PowerCap
@@ -39,18 +33,12 @@ def main() -> None:
     ap.add_argument("--online-cap", type=float, default=1500.0)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    nodes = read_eurora_nodes(DATA / "system_configs" / MACHINE)
-    queues = read_queues(DATA / "system_configs" / "system_queues")
-    power = read_power_predictions(DATA / "eurora_power_predictions" / "power_predictions")
     lines = [
         "| trace | runtime / walltime, median | walltime error | prediction error "
         "| class-predicted starts | starts with the gate on |",
         "|---|---|---|---|---|---|",
     ]
-    for path in sorted((DATA / "historical_traces" / "400").glob("*.log_crypt")):
-        wl = read_eurora_jobs(path, queues=queues, power=power)
-        jobs = [j for j in wl.jobs if any(j.unit.fits_in(n.capacity) for n in nodes)]
-        cap = max(args.online_cap, float(tightest_cap(nodes, jobs)))
+    for path, nodes, jobs, cap in hist400_traces(args.online_cap):
         cluster = SimulatedCluster(nodes, jobs, PowerCap.constant(cap), record_power=False)
         replay(cluster, create("prb"))
         events = []
