@@ -305,7 +305,9 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 cluster = SimulatedCluster(nodes, jobs, cap, record_power=False)
                 params: dict[str, Any] = {} if name == "prb" else {"cycle_budget_s": 1.0,
                                                                     "seed": seed}  # fmt: skip
-                if name == "hybrid" and args.online_predict != "off":
+                if name == "hybrid" and args.online_predict == "off":
+                    params["predictor"] = False  # walltimes (online, the default learns)
+                elif name == "hybrid":
                     predictor = RuntimePredictor(gate=args.online_gate == "on")
                     params["predictor"] = predictor
                     if args.online_predict == "history":  # jobs ended before the trace
@@ -432,10 +434,11 @@ def main() -> None:
         help="online: the trace's runtimes ('real'), or known as walltimes ('clairvoyant')",
     )  # fmt: skip
     ap.add_argument(
-        "--online-predict", choices=("off", "history", "online"), default="off",
+        "--online-predict", choices=("off", "history", "online"), default="online",
         help="online: the hybrid plans on predicted runtimes (RuntimePredictor) learned "
-        "from the jobs seen to end ('online'), and before that from the historical jobs "
-        "that ended before the trace ('history'); 'off': on walltimes",
+        "from the jobs seen to end ('online', the dispatcher's default), and before that "
+        "from the historical jobs that ended before the trace ('history'); 'off': on "
+        "walltimes (the default before session 18)",
     )  # fmt: skip
     ap.add_argument(
         "--online-gate", choices=("on", "off"), default="on",

@@ -86,9 +86,10 @@ class HybridDispatcher(PlanMemory, Dispatcher):
     at early ends; None: none, PRB's rule or re-timing as above); ``predictor`` (a
     :class:`~wattsched.scheduler.runtime_predictor.RuntimePredictor`, or True for one that
     learns only from the jobs seen to end; the search, its scenarios and the re-search plan
-    on predicted runtimes, :mod:`.predicted`, and a job past its prediction makes the plan
-    stale as an early end does (online: the jobs running are not those the plan expects);
-    every start is still checked on the real snapshot; None, the default: walltimes).
+    on predicted runtimes, :mod:`.predicted`, while they beat the walltimes (its gate), and a
+    job past its prediction makes the plan stale as an early end does (online: the jobs
+    running are not those the plan expects); every start is still checked on the real
+    snapshot; False: walltimes; None, the default: a gated one online, walltimes offline).
     """
 
     name = "hybrid"
@@ -179,6 +180,8 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         self._ratios: list[float] = []
         policy = ResearchPolicy(**research) if isinstance(research, Mapping) else research
         self.research = Researcher(policy, self.params) if policy and mode == "offline" else None
+        if predictor is None:  # online, the gated predictor won on most traces (docs/hybrid.md)
+            predictor = mode == "online"
         self.predictor = RuntimePredictor() if predictor is True else predictor or None
         self._predicted: dict[str, int] = {}
         self._vcache: StateCache | None = None

@@ -58,7 +58,9 @@ def test_the_store_s_ended_jobs_teach_a_restarted_predictor(sqlite_engine: Engin
     assert seed_predictor(registry.create("prb"), store) == 0
 
 
-def test_a_restarted_daemon_with_predictor_true_learns_from_its_store(tmp_path: Path) -> None:
+def test_a_restarted_hybrid_daemon_learns_from_its_store_unless_told_not_to(
+    tmp_path: Path,
+) -> None:
     cfg = write_config(tmp_path, cycle_s=1, speedup=300)
     migrate(make_engine(load_config(cfg).database_url))
     first = build_service(load_config(cfg))  # PRB: its cycles fill the store
@@ -67,7 +69,9 @@ def test_a_restarted_daemon_with_predictor_true_learns_from_its_store(tmp_path: 
     store = first.store
     assert len(ended_jobs(store)) >= 3
     text = cfg.read_text().replace('dispatcher = "prb"', 'dispatcher = "hybrid"')
-    cfg.write_text(text.replace("[dispatcher_params]", "[dispatcher_params]\npredictor = true"))
+    cfg.write_text(text)  # the hybrid's default: a gated predictor online
     again = build_service(load_config(cfg))
     p = again.dispatcher.predictor  # type: ignore[attr-defined]
     assert isinstance(p, RuntimePredictor) and p.learned == len(ended_jobs(store))
+    cfg.write_text(text.replace("[dispatcher_params]", "[dispatcher_params]\npredictor = false"))
+    assert build_service(load_config(cfg)).dispatcher.predictor is None  # type: ignore[attr-defined]

@@ -106,10 +106,13 @@ def test_online_learning_from_a_replay_learns_each_ended_job_once_as_it_ran() ->
     assert p.learned >= sum(1 for r in cluster.records.values() if (r.end or 0) < last)
 
 
-def test_the_default_plans_on_walltimes() -> None:
+def test_the_default_learns_online_and_plans_on_walltimes_offline() -> None:
     assert HybridDispatcher(mode="offline").predictor is None
     assert isinstance(HybridDispatcher(mode="offline", predictor=True).predictor,
                       RuntimePredictor)  # fmt: skip
+    online = HybridDispatcher(mode="online").predictor
+    assert isinstance(online, RuntimePredictor) and online.gate and online.learned == 0
+    assert HybridDispatcher(mode="online", predictor=False).predictor is None
 
 
 def test_depth_is_checked() -> None:
@@ -119,7 +122,7 @@ def test_depth_is_checked() -> None:
         RuntimePredictor(window=0)
 
 
-def _first_started_online(predictor: RuntimePredictor | None) -> str:
+def _first_started_online(predictor: RuntimePredictor | bool | None) -> str:
     """Two whole-node jobs of one weight queued on a free node: ``long`` (walltime 1,000 s)
     and ``short`` (walltime 3,600 s, its class seen to run 100 s). Which starts first."""
     node = Node("n1", Resources(cores=16))
@@ -135,7 +138,8 @@ def test_online_the_hybrid_plans_on_the_predicted_runtimes() -> None:
     # On walltimes the shorter walltime goes first (the other waits 1,000 s, not 3,600 s);
     # with the class of ``short`` seen to run 100 s, ``short`` goes first (the other waits
     # 100 s). Every start is still checked on the real snapshot.
-    assert _first_started_online(None) == "long"
+    assert _first_started_online(False) == "long"
+    assert _first_started_online(None) == "long"  # the default: nothing learned yet
     old = [Job(id=f"old{k}", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
                queue="q") for k in range(MIN_EVIDENCE)]  # fmt: skip
     p = RuntimePredictor()
