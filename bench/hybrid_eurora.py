@@ -301,7 +301,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                   f"the tightest feasible cap {cap_w:.0f} W instead", flush=True)  # fmt: skip
         for name, runs in (("prb", 1), ("hybrid", args.online_runs)):
             row[name] = []
-            for seed in range(runs):
+            first = 0 if name == "prb" else args.online_first_seed
+            for seed in range(first, first + runs):
                 cluster = SimulatedCluster(nodes, jobs, cap, record_power=False)
                 params: dict[str, Any] = {} if name == "prb" else {"cycle_budget_s": 1.0,
                                                                     "seed": seed}  # fmt: skip
@@ -317,6 +318,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 starts = {j: r.start for j, r in cluster.records.items() if r.start is not None}
                 secs = sorted(res.plan_seconds)
                 row[name].append({
+                    "seed": seed,
                     "objective": weighted_queue_time(jobs, starts, max(j.ewt for j in jobs))
                     if len(starts) == len(jobs) else None,
                     "never_started": len(jobs) - len(starts),
@@ -422,6 +424,10 @@ def main() -> None:
     ap.add_argument("--online-traces", type=int, default=2)
     ap.add_argument("--online-runs", type=int, default=3)
     ap.add_argument(
+        "--online-first-seed", type=int, default=0,
+        help="the hybrid's runs take seeds K, K+1, ... (to add runs to a trace measured before)",
+    )  # fmt: skip
+    ap.add_argument(
         "--online-from", type=int, default=0,
         help="skip this many hist_400 traces (by name) before the --online-traces taken",
     )  # fmt: skip
@@ -471,6 +477,7 @@ def main() -> None:
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,
+            "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),
     }
