@@ -2,7 +2,8 @@
 
 A hybrid dispatcher with a runtime predictor (online its default, ``[dispatcher_params]
 predictor = false`` to plan on walltimes; :mod:`wattsched.scheduler.runtime_predictor`)
-learns each job's runtime when it sees the job end. That memory lives in the daemon's process; the store keeps every job's start and end
+learns each job's runtime when it sees the job end. That memory lives in the daemon's
+process; the store keeps every job's start and end
 (:class:`~wattsched.daemon.store_models.JobRow`), so a restarted daemon (or a standby taking
 over, :func:`wattsched.daemon.leader.take_over`) learns again from the last
 :data:`HISTORY_LIMIT` jobs that ended, in the order they ended, before its first cycle: a
