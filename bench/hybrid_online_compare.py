@@ -2,7 +2,7 @@
 
 Each variant is a label and a list of ``bench/hybrid_eurora.py`` JSON results (gathered as
 ``hybrid_online_report.py`` does: each trace from the last file that has it); the table has
-a row per trace of the first variant, PRB's objective, then per variant its first run's
+a row per trace of any variant, PRB's objective, then per variant its first run's
 ratio and every run's.
 
 Usage: ``.venv/bin/python bench/hybrid_online_compare.py LABEL=GLOB[,GLOB...] ...
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import statistics
 from pathlib import Path
 
 from hybrid_online_report import gather, ratios
@@ -38,12 +39,24 @@ def main() -> None:
     found = [(label, gather(files)) for label, files in args.variants]
     head = "| trace | PRB | " + " | ".join(f"{lb}, run 0 | {lb}, runs" for lb, _ in found)
     lines = [head + " |", "|---|---|" + "---|---|" * len(found)]
-    for name, (row, _) in found[0][1].items():
+    for name in sorted({name for _, traces in found for name in traces}):
+        row = next(traces[name][0] for _, traces in found if name in traces)
         cells = [name.split(".")[0], f"{row['prb'][0]['objective']:,.0f}"]
         for _, traces in found:
             rs = ratios(traces[name][0]) if name in traces else []
             cells += [_fmt(rs[0]) if rs else "-", ", ".join(_fmt(r) for r in rs) or "-"]
         lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for label, traces in found:
+        first = [rs[0] for row, _ in traces.values() if (rs := ratios(row)) and rs[0] is not None]
+        every = [r for row, _ in traces.values() for r in ratios(row) if r is not None]
+        if first:
+            lines.append(
+                f"- {label}: {len(traces)} traces; run 0 median {statistics.median(first):.3f}, "
+                f"mean {statistics.mean(first):.3f}, worst {min(first):.3f}, below PRB "
+                f"{sum(r < 1 for r in first)}; every run ({len(every)}) below PRB "
+                f"{sum(r < 1 for r in every)}, worst {min(every):.3f}"
+            )
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.out is not None:

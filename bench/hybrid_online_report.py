@@ -18,14 +18,40 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+VARIANT = ("cap_w", "protocol", "predict", "gate")
+"""What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
+
+
+def _seeds(row: dict[str, Any]) -> list[int]:
+    """The seeds of a row's hybrid runs (runs recorded before seeds were: 0, 1, ...)."""
+    return [int(h.get("seed", k)) for k, h in enumerate(row["hybrid"])]
+
 
 def gather(files: list[Path]) -> dict[str, tuple[dict[str, Any], str]]:
-    """Trace name -> (its online row, the file it came from); later files win."""
+    """Trace name -> (its online row, the files it came from). A later file's row of a trace
+    adds its runs to the earlier one where both are the same variant (:data:`VARIANT`, PRB's
+    objective) with other seeds (``--online-first-seed``); else the later file wins."""
     out: dict[str, tuple[dict[str, Any], str]] = {}
     for f in files:
         data = json.loads(f.read_text())
         for row in data.get("online") or []:
-            out[row["instance"]] = (row, f.name)
+            name = row["instance"]
+            old = out.get(name)
+            if (
+                old is not None
+                and all(old[0].get(k) == row.get(k) for k in VARIANT)
+                and old[0]["prb"][0]["objective"] == row["prb"][0]["objective"]
+                and not set(_seeds(old[0])) & set(_seeds(row))
+            ):
+                runs = [
+                    dict(h, seed=k)
+                    for r in (old[0], row)
+                    for h, k in zip(r["hybrid"], _seeds(r), strict=True)
+                ]
+                merged = dict(old[0], hybrid=sorted(runs, key=lambda h: h["seed"]))
+                out[name] = (merged, f"{old[1]} + {f.name}")
+            else:
+                out[name] = (row, f.name)
     return dict(sorted(out.items()))
 
 
