@@ -1,7 +1,8 @@
 """The hybrid online in several variants side by side, PRB / hybrid per trace and run.
 
 Each variant is a label and a list of ``bench/hybrid_eurora.py`` JSON results (gathered as
-``hybrid_online_report.py`` does: each trace from the last file that has it); the table has
+``hybrid_online_report.gather`` does: a trace's runs of other seeds in a later file join
+them, else the last file that has the trace wins); the table has
 a row per trace of any variant, PRB's objective, then per variant its first run's
 ratio and every run's.
 
