@@ -18,9 +18,12 @@ Never above the walltime (the RMS kills a job there) and never below 1 s.
 
 Causality: the predictor learns only what it is told has *ended*: a history the administrator
 gives (:meth:`learn`, e.g. the jobs that ended before the replay), and online the jobs seen
-to end (:meth:`observe`: a running job that leaves the snapshot and is not queued again ran
-for the time observed). A job that has not ended, queued or running, never informs a
-prediction, and nothing of a job's own runtime is read (``Job.runtime`` is never used).
+to end (:meth:`observe`: a job seen running, or said :meth:`started` by the dispatcher, that
+leaves the snapshot and is not queued again ran until the end the RMS reports, else until
+now; without :meth:`started` a job that starts and ends between two cycles would never be
+learned, and a class of short jobs would keep its long predictions). A job that has not
+ended, queued or running, never informs a prediction, and nothing of a job's own runtime is
+read (``Job.runtime`` is never used).
 """
 
 from __future__ import annotations
@@ -125,15 +128,18 @@ class RuntimePredictor:
         return max(1, min(job.walltime, round(sum(recent) / len(recent))))
 
     def observe(self, snap: Snapshot) -> list[str]:
-        """Learn online from a snapshot: every job seen running in the last one observed that
-        has left the running set (and is not queued again: a requeue is no end) ran from its
-        start until now. Returns the ids learned."""
+        """Learn online from a snapshot: every job seen running in the last one observed, or
+        said :meth:`started` since, that is neither running nor queued now (a requeue is no
+        end) ran from its start until its end: the end the RMS reports
+        (:attr:`~wattsched.scheduler.model.Snapshot.ended`), else now. Returns the ids
+        learned."""
         running = {rj.job.id for rj in snap.running}
         queued = {j.id for j in snap.queued}
+        ends = {e.job_id: e.end for e in snap.ended if e.end is not None}
         ended = [jid for jid in self._watch if jid not in running and jid not in queued]
         for jid in ended:
             job, start, predicted = self._watch[jid]
-            self.learn(job, snap.time - start, predicted)
+            self.learn(job, min(ends.get(jid, snap.time), snap.time) - start, predicted)
         watch = {}
         for rj in snap.running:
             seen = self._watch.get(rj.job.id)
@@ -142,3 +148,11 @@ class RuntimePredictor:
             watch[rj.job.id] = seen
         self._watch = watch
         return ended
+
+    def started(self, starts: Iterable[tuple[Job, int]]) -> None:
+        """Jobs the dispatcher has just started, each with its start: watched from now, so
+        that a job that ends before any snapshot shows it running (a burst of jobs of a few
+        seconds, started and ended between two cycles) is still learned at its end."""
+        for job, start in starts:
+            if job.id not in self._watch:
+                self._watch[job.id] = (job, start, self.predict(job))

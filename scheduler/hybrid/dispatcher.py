@@ -189,6 +189,14 @@ class HybridDispatcher(PlanMemory, Dispatcher):
     # -- the dispatcher interface -------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
+        plan = self._plan(snap)
+        if self.predictor is not None:  # watched from their start: a short job is learned too
+            queued = {j.id: j for j in snap.queued}
+            self.predictor.started((queued[a.job_id], snap.time) for a in plan.assignments
+                                   if a.start <= snap.time and a.job_id in queued)  # fmt: skip
+        return plan
+
+    def _plan(self, snap: Snapshot) -> Plan:
         real, snap = snap, self._view(snap)
         if self.mode == "offline":
             self._learn_runtimes(snap)

@@ -13,7 +13,15 @@ from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
-from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
+from wattsched.scheduler.model import (
+    EndedJob,
+    Job,
+    Node,
+    PowerCap,
+    Resources,
+    RunningJob,
+    Snapshot,
+)
 from wattsched.scheduler.runtime_predictor import MAX_ERRORS, MIN_EVIDENCE, RuntimePredictor
 
 
@@ -61,6 +69,36 @@ def test_a_job_that_has_not_ended_never_informs_a_prediction() -> None:
     p.observe(at[900])
     assert p.observe(Snapshot(1000, (node,), (), (queued,))) == ["r"]  # ended: ran 1000 s
     assert p.predict(queued) == 1000
+
+
+def test_a_job_started_and_ended_between_two_snapshots_is_learned() -> None:
+    node = Node("n1", Resources(cores=16))
+    short, refused, other = _job("s"), _job("x"), _job("o", queue="other")
+    p = RuntimePredictor()
+    p.observe(Snapshot(100, (node,), (), (short, refused, other)))
+    p.started([(short, 100), (refused, 100), (other, 100)])  # the dispatcher starts all three
+    # next cycle: ``short`` ended at 112 (as the RMS reports), ``other`` at some time before
+    # now, ``refused`` never started (still queued): no end
+    ended = (EndedJob("s", "completed", 112),)
+    assert sorted(p.observe(Snapshot(130, (node,), (), (refused,), ended=ended))) == ["o", "s"]
+    assert p.predict(short) == 12  # the end reported
+    assert p.predict(other) == 30  # no end reported: until now, at most
+    assert p.learned == 2 and p.level(refused) == "class"
+
+
+def test_the_online_hybrid_learns_a_burst_of_jobs_shorter_than_its_cycles() -> None:
+    # One whole node, six 5-s jobs (walltime 1 h) queued together: each starts at a cycle and
+    # has ended by the next one, so no snapshot ever shows it running. Each is learned at its
+    # end all the same, with the 5 s it ran (the predictions of the class drop to 5 s).
+    node = Node("n1", Resources(cores=16))
+    jobs = [Job(id=f"b{k}", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
+                queue="q", runtime=5) for k in range(6)]  # fmt: skip
+    p = RuntimePredictor()
+    hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.2, predictor=p)
+    cluster = SimulatedCluster([node], jobs, PowerCap.unlimited(), record_power=False)
+    replay(cluster, hybrid)
+    assert [r.end for r in cluster.records.values()] == [5, 10, 15, 20, 25, 30]
+    assert p.learned >= 5 and p.predict(jobs[0]) == 5
 
 
 def test_the_predicted_view_plans_on_predictions_and_keeps_overrunning_jobs() -> None:
