@@ -294,7 +294,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"instance": path.name, "jobs": len(jobs), "cap_w": cap_w,
                                "protocol": args.online_protocol,
                                "predict": args.online_predict,
-                               "gate": args.online_gate}  # fmt: skip
+                               "gate": args.online_gate,
+                               "urgent": args.online_urgent}  # fmt: skip
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -306,6 +307,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 cluster = SimulatedCluster(nodes, jobs, cap, record_power=False)
                 params: dict[str, Any] = {} if name == "prb" else {"cycle_budget_s": 1.0,
                                                                     "seed": seed}  # fmt: skip
+                if name == "hybrid" and args.online_urgent == "on":
+                    params["urgent_first"] = True
                 if name == "hybrid" and args.online_predict == "off":
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
@@ -371,7 +374,9 @@ def machine_info() -> dict[str, Any]:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "loadavg_start": os.getloadavg(),
         "command": " ".join([".venv/bin/python", *sys.argv]),
-    }
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True, cwd=Path(__file__).parent).stdout.strip(),
+    }  # fmt: skip
 
 
 def main() -> None:
@@ -451,6 +456,11 @@ def main() -> None:
         help="online, with --online-predict: plan on the predictions only while they beat "
         "the walltimes ('on', RuntimePredictor.better_than_walltimes) or always ('off')",
     )  # fmt: skip
+    ap.add_argument(
+        "--online-urgent", choices=("on", "off"), default="off",
+        help="online: the hybrid's urgent_first (the most urgent queue's jobs that fit now "
+        "start first, scheduler/hybrid/urgent.py)",
+    )  # fmt: skip
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     ap.add_argument("--name", default="hybrid_eurora", help="result file stem")
@@ -477,6 +487,7 @@ def main() -> None:
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,
+            "online_urgent": args.online_urgent,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

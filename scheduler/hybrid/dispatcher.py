@@ -43,6 +43,7 @@ from wattsched.scheduler.hybrid.search import (
     TimeoutPolicy,
     hybrid_search,
 )
+from wattsched.scheduler.hybrid.urgent import urgent_starts
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache, placement_of
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
@@ -89,7 +90,9 @@ class HybridDispatcher(PlanMemory, Dispatcher):
     on predicted runtimes, :mod:`.predicted`, while they beat the walltimes (its gate), and a
     job past its prediction makes the plan stale as an early end does (online: the jobs
     running are not those the plan expects); every start is still checked on the real
-    snapshot; False: walltimes; None, the default: a gated one online, walltimes offline).
+    snapshot; False: walltimes; None, the default: a gated one online, walltimes offline);
+    ``urgent_first`` (online: the jobs of the most urgent queue that fit now start first,
+    PRB's rule for that queue, :mod:`.urgent`).
     """
 
     name = "hybrid"
@@ -119,6 +122,7 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         scenario_kinds: Sequence[str] = KINDS,
         research: ResearchPolicy | Mapping[str, Any] | None = None,
         predictor: RuntimePredictor | bool | None = None,
+        urgent_first: bool = False,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -185,6 +189,7 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         self.predictor = RuntimePredictor() if predictor is True else predictor or None
         self._predicted: dict[str, int] = {}
         self._vcache: StateCache | None = None
+        self.urgent = urgent_first and mode == "online"
 
     # -- the dispatcher interface -------------------------------------------------------------
 
@@ -338,8 +343,11 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         """
         state = self.cache.state(snap)
         jobs = {j.id: j for j in snap.queued if not j.held}
-        out: list[Assignment] = []
+        out: list[Assignment] = urgent_starts(snap, self.cache, state) if self.urgent else []
+        first = {a.job_id for a in out}
         for a in selected:
+            if a.job_id in first:
+                continue
             if a.start > snap.time:
                 out.append(a)
                 continue
