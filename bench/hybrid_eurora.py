@@ -330,6 +330,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "cycle_max_s": secs[-1],
                     "cap_violation_s": cluster.cap_violation_s,
                     "start_errors": res.start_errors,
+                    "starts": starts,  # per job, for per-job comparisons of the runs
                 })  # fmt: skip
                 print(path.name, name, seed, json.dumps(row[name][-1]), flush=True)
         out.append(row)
