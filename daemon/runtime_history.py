@@ -23,18 +23,20 @@ from wattsched.scheduler.runtime_predictor import RuntimePredictor
 HISTORY_LIMIT = 5000
 """How many of the latest ended jobs a restarted predictor learns from."""
 
-_NOT_ENDED = ("queued", "running")
+_NOT_LEARNED = ("queued", "running", "cancelled")
 
 
 def ended_jobs(store: Store, limit: int = HISTORY_LIMIT) -> list[tuple[Job, int]]:
     """``(job, runtime s)`` of the last ``limit`` jobs that ran and ended, oldest end first
-    (a job cancelled before it started never ran: it is not one)."""
+    (a job cancelled before it started never ran: it is not one; one cancelled while it ran
+    was cut short: its runtime says nothing of its class, as in
+    :meth:`~wattsched.scheduler.runtime_predictor.RuntimePredictor.observe`)."""
     with store.sessions() as s:
         rows = list(
             s.scalars(
                 select(JobRow)
                 .where(
-                    JobRow.state.not_in(_NOT_ENDED),
+                    JobRow.state.not_in(_NOT_LEARNED),
                     JobRow.started.is_not(None),
                     JobRow.finished.is_not(None),
                 )

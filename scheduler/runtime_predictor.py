@@ -131,13 +131,16 @@ class RuntimePredictor:
         """Learn online from a snapshot: every job seen running in the last one observed, or
         said :meth:`started` since, that is neither running nor queued now (a requeue is no
         end) ran from its start until its end: the end the RMS reports
-        (:attr:`~wattsched.scheduler.model.Snapshot.ended`), else now. Returns the ids
-        learned."""
+        (:attr:`~wattsched.scheduler.model.Snapshot.ended`), else now; one it reports
+        cancelled is not learned. Returns the ids of the jobs that ended."""
         running = {rj.job.id for rj in snap.running}
         queued = {j.id for j in snap.queued}
         ends = {e.job_id: e.end for e in snap.ended if e.end is not None}
+        cancelled = {e.job_id for e in snap.ended if e.state == "cancelled"}
         ended = [jid for jid in self._watch if jid not in running and jid not in queued]
         for jid in ended:
+            if jid in cancelled:  # cut short (or never run): says nothing of its class
+                continue
             job, start, predicted = self._watch[jid]
             self.learn(job, min(ends.get(jid, snap.time), snap.time) - start, predicted)
         watch = {}

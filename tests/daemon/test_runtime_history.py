@@ -13,6 +13,7 @@ from wattsched.daemon.config import load_config
 from wattsched.daemon.loop import Service
 from wattsched.daemon.runtime_history import ended_jobs, seed_predictor
 from wattsched.daemon.store import Store
+from wattsched.daemon.store_models import JobRow
 from wattsched.daemon.store_schema import make_engine, migrate
 from wattsched.daemon.wiring import build_service
 from wattsched.scheduler import dispatcher as registry
@@ -75,3 +76,16 @@ def test_a_restarted_hybrid_daemon_learns_from_its_store_unless_told_not_to(
     assert isinstance(p, RuntimePredictor) and p.learned == len(ended_jobs(store))
     cfg.write_text(text.replace("[dispatcher_params]", "[dispatcher_params]\npredictor = false"))
     assert build_service(load_config(cfg)).dispatcher.predictor is None  # type: ignore[attr-defined]
+
+
+def test_a_job_cancelled_while_it_ran_is_not_learned(sqlite_engine: Engine) -> None:
+    store = Store(sqlite_engine)
+    common = dict(queue="q", user="u", units=1, unit_cores=4, unit_mem_mb=0, unit_gpus=0,
+                  unit_mics=0, walltime=3600, submit=0, first_seen=0, last_seen=500,
+                  started=100)  # fmt: skip
+    with store.sessions() as s:
+        s.add(JobRow(id="done", state="completed", finished=400, **common))
+        s.add(JobRow(id="cut", state="cancelled", finished=110, **common))
+        s.add(JobRow(id="late", state="timeout", finished=3700, **common))
+        s.commit()
+    assert [(j.id, run) for j, run in ended_jobs(store)] == [("done", 300), ("late", 3600)]

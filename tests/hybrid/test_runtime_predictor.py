@@ -84,6 +84,11 @@ def test_a_job_started_and_ended_between_two_snapshots_is_learned() -> None:
     assert p.predict(short) == 12  # the end reported
     assert p.predict(other) == 30  # no end reported: until now, at most
     assert p.learned == 2 and p.level(refused) == "class"
+    # a job the RMS reports cancelled (cut short, or never run) is not learned
+    gone = _job("c", queue="third")
+    p.started([(gone, 130)])
+    p.observe(Snapshot(140, (node,), (), (), ended=(EndedJob("c", "cancelled", 131),)))
+    assert p.learned == 2 and p.predict(gone) == gone.walltime
 
 
 def test_the_online_hybrid_learns_a_burst_of_jobs_shorter_than_its_cycles() -> None:
