@@ -34,7 +34,8 @@ import platform
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ from wattsched.scheduler.hybrid import solver_summary
 from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.robust import KINDS
-from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot
+from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot, SolverStats
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eurora"
@@ -296,6 +297,10 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                                "predict": args.online_predict,
                                "gate": args.online_gate,
                                "urgent": args.online_urgent}  # fmt: skip
+        if args.online_margin:  # absent: 0 (rows of earlier runs have neither)
+            row["margin"] = args.online_margin
+        if args.online_rollout:
+            row["rollout"] = args.online_rollout
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -309,6 +314,9 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                                                                     "seed": seed}  # fmt: skip
                 if name == "hybrid" and args.online_urgent == "on":
                     params["urgent_first"] = True
+                if name == "hybrid":
+                    params["margin"] = args.online_margin
+                    params["rollout"] = args.online_rollout
                 if name == "hybrid" and args.online_predict == "off":
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
@@ -331,10 +339,27 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "cap_violation_s": cluster.cap_violation_s,
                     "start_errors": res.start_errors,
                     "starts": starts,  # per job, for per-job comparisons of the runs
+                    "plans": plan_sources(res.solver_stats),
                 })  # fmt: skip
                 print(path.name, name, seed, json.dumps(row[name][-1]), flush=True)
         out.append(row)
     return out
+
+
+def plan_sources(stats: Sequence[SolverStats]) -> dict[str, int]:
+    """How many cycles' plans came from where: a status (``reused``, ``prb_fallback``,
+    ``idle``...), or for a search its winning source (``margin:SRC`` or ``rollout:SRC`` when
+    the margin or the rollout kept PRB's plan over it)."""
+    out: Counter[str] = Counter()
+    for st in stats:
+        src = st.extra.get("best_source")
+        if src is None:
+            out[st.status] += 1
+        else:
+            veto = "margin" if st.extra.get("margin") else "rollout"
+            judged = st.extra.get("margin") or st.extra.get("rollout")
+            out[f"{veto}:{src}" if judged == "prb" else str(src)] += 1
+    return dict(out)
 
 
 def protocol_list(text: str) -> list[str]:
@@ -458,6 +483,20 @@ def main() -> None:
         "the walltimes ('on', RuntimePredictor.better_than_walltimes) or always ('off')",
     )  # fmt: skip
     ap.add_argument(
+        "--online-margin",
+        type=float,
+        default=0.0,
+        help="online: the hybrid takes a searched plan only when it beats PRB's plan by this "
+        "share (scheduler/hybrid/dispatcher.py margin; 0: the best)",
+    )
+    ap.add_argument(
+        "--online-rollout",
+        type=int,
+        default=0,
+        help="online: scenarios of the rollout judging a search's starts against PRB's rule "
+        "(scheduler/hybrid/rollout.py; 0: none)",
+    )
+    ap.add_argument(
         "--online-urgent", choices=("on", "off"), default="off",
         help="online: the hybrid's urgent_first (the most urgent queue's jobs that fit now "
         "start first, scheduler/hybrid/urgent.py)",
@@ -489,6 +528,8 @@ def main() -> None:
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,
             "online_urgent": args.online_urgent,
+            "online_margin": args.online_margin,
+            "online_rollout": args.online_rollout,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

@@ -36,6 +36,7 @@ from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, prb_rule_plan, retime
 from wattsched.scheduler.hybrid.reuse import PlanMemory
 from wattsched.scheduler.hybrid.robust import KINDS, robust_choice
+from wattsched.scheduler.hybrid.rollout import online_choice
 from wattsched.scheduler.hybrid.search import (
     ReplanReport,
     SearchParamError,
@@ -92,7 +93,10 @@ class HybridDispatcher(PlanMemory, Dispatcher):
     running are not those the plan expects); every start is still checked on the real
     snapshot; False: walltimes; None, the default: a gated one online, walltimes offline);
     ``urgent_first`` (online: the jobs of the most urgent queue that fit now start first,
-    PRB's rule for that queue, :mod:`.urgent`).
+    PRB's rule for that queue, :mod:`.urgent`); ``margin`` (online: a searched plan is taken
+    only when its objective beats PRB's plan's by this share, else PRB's plan; 0: the best);
+    ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
+    against PRB's rule, :mod:`.rollout`; 0: none).
     """
 
     name = "hybrid"
@@ -123,6 +127,8 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         research: ResearchPolicy | Mapping[str, Any] | None = None,
         predictor: RuntimePredictor | bool | None = None,
         urgent_first: bool = False,
+        margin: float = 0.0,
+        rollout: int = 0,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -132,6 +138,8 @@ class HybridDispatcher(PlanMemory, Dispatcher):
             raise SearchParamError(
                 f"HybridDispatcher: cycle_budget_s={cycle_budget_s!r} must be > 0"
             )
+        if not margin >= 0:
+            raise SearchParamError(f"HybridDispatcher: margin={margin!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
@@ -190,6 +198,8 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         self._predicted: dict[str, int] = {}
         self._vcache: StateCache | None = None
         self.urgent = urgent_first and mode == "online"
+        self.margin = margin if mode == "online" else 0.0
+        self.rollout = rollout
 
     # -- the dispatcher interface -------------------------------------------------------------
 
@@ -238,6 +248,10 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         t0 = time.perf_counter()
         outcome = hybrid_search(snap, self._pc, params)
         best, robust = outcome.best, {}
+        if self.mode == "online":
+            best, robust = online_choice(real, best, outcome.prb, margin=self.margin,
+                                         rollout=self.rollout, predictor=self.predictor,
+                                         seed=self.seed + self.replans)  # fmt: skip
         if self.prior is not None and self.mode == "offline":
             best, robust = robust_choice(snap, outcome.best, outcome.prb,
                                          (*self.prior, *self._ratios), self.scenarios,
@@ -329,12 +343,6 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         self._predicted.update(durations)
         return view
 
-    def _wake(self, snap: Snapshot) -> int | None:
-        """The stored plan's next start after now (the cycle must run then to carry it out:
-        a planned start need not fall on a job end or an arrival)."""
-        later = [a.start for a in self._schedule.values() if a.start > snap.time]
-        return min(later, default=None)
-
     def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """The starts of ``selected`` that really fit now, in order; the others wait.
 
@@ -380,10 +388,3 @@ class HybridDispatcher(PlanMemory, Dispatcher):
             state, self.cache, rest, snap.time, ends, node_order=prb_node_order, full=False
         )
         return (*selected, *extra.assignments)
-
-    def _select(
-        self, snap: Snapshot, assignments: tuple[Assignment, ...]
-    ) -> tuple[Assignment, ...]:
-        if self.full_plan:
-            return tuple(sorted(assignments, key=lambda a: (a.start, a.job_id)))
-        return tuple(a for a in assignments if a.start <= snap.time)

@@ -21,6 +21,7 @@ class PlanMemory:
     _walltime: dict[str, int]
     _running_ends: dict[str, int]
     _running: dict[str, tuple[int, tuple[str, ...]]]
+    full_plan: bool
     _vcache: StateCache | None = None
     """The cache of the predicted views (:mod:`.predicted`); None: plans on the snapshots."""
 
@@ -94,3 +95,16 @@ class PlanMemory:
             if end is not None and end <= snap.time:
                 return True
         return False
+
+    def _wake(self, snap: Snapshot) -> int | None:
+        """The stored plan's next start after now (the cycle must run then to carry it out:
+        a planned start need not fall on a job end or an arrival)."""
+        later = [a.start for a in self._schedule.values() if a.start > snap.time]
+        return min(later, default=None)
+
+    def _select(
+        self, snap: Snapshot, assignments: tuple[Assignment, ...]
+    ) -> tuple[Assignment, ...]:
+        if self.full_plan:
+            return tuple(sorted(assignments, key=lambda a: (a.start, a.job_id)))
+        return tuple(a for a in assignments if a.start <= snap.time)
