@@ -301,6 +301,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["margin"] = args.online_margin
         if args.online_rollout:
             row["rollout"] = args.online_rollout
+        if args.online_reserve == "on":
+            row["reserve"] = "on"
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -317,6 +319,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 if name == "hybrid":
                     params["margin"] = args.online_margin
                     params["rollout"] = args.online_rollout
+                    params["reserve"] = args.online_reserve == "on"
                 if name == "hybrid" and args.online_predict == "off":
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
@@ -497,6 +500,12 @@ def main() -> None:
         "(scheduler/hybrid/rollout.py; 0: none)",
     )
     ap.add_argument(
+        "--online-reserve",
+        choices=("on", "off"),
+        default="off",
+        help="online: the hybrid's reservation for a starving wide job (scheduler/reservation.py)",
+    )
+    ap.add_argument(
         "--online-urgent", choices=("on", "off"), default="off",
         help="online: the hybrid's urgent_first (the most urgent queue's jobs that fit now "
         "start first, scheduler/hybrid/urgent.py)",
@@ -530,6 +539,7 @@ def main() -> None:
             "online_urgent": args.online_urgent,
             "online_margin": args.online_margin,
             "online_rollout": args.online_rollout,
+            "online_reserve": args.online_reserve,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

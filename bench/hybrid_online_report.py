@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-VARIANT = ("cap_w", "protocol", "predict", "gate", "urgent", "margin", "rollout")
+VARIANT = ("cap_w", "protocol", "predict", "gate", "urgent", "margin", "rollout", "reserve")
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 
 

@@ -163,6 +163,7 @@ _BUILTIN = {
     "fifo": "fifo",
     "easy": "easy",
     "prb": "prb",
+    "prb-reserve": "reservation",
     "hybrid": "hybrid",
     "hybrid-nofb": "hybrid",
     "profit": "profitsched.dispatcher",

@@ -29,7 +29,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from wattsched.scheduler.dispatcher import Dispatcher, prb_order
+from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.hybrid import decode
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
@@ -44,11 +44,9 @@ from wattsched.scheduler.hybrid.search import (
     TimeoutPolicy,
     hybrid_search,
 )
-from wattsched.scheduler.hybrid.urgent import urgent_starts
-from wattsched.scheduler.listsched import list_schedule
-from wattsched.scheduler.mapper import StateCache, placement_of
+from wattsched.scheduler.hybrid.starts import StartChecks
+from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
-from wattsched.scheduler.prb import prb_node_order
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 log = logging.getLogger(__name__)
@@ -62,7 +60,7 @@ ROBUST_S = 4.0
 """Wall seconds at most for weighing a plan under runtime scenarios (:mod:`.robust`)."""
 
 
-class HybridDispatcher(PlanMemory, Dispatcher):
+class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     """The power-capping paper's hybrid dispatcher (DEC), with or without feedback.
 
     Parameters: ``feedback``; ``mode`` (``online`` or ``offline``); ``iterations`` (CP solves
@@ -96,7 +94,8 @@ class HybridDispatcher(PlanMemory, Dispatcher):
     PRB's rule for that queue, :mod:`.urgent`); ``margin`` (online: a searched plan is taken
     only when its objective beats PRB's plan's by this share, else PRB's plan; 0: the best);
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
-    against PRB's rule, :mod:`.rollout`; 0: none).
+    against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
+    a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`).
     """
 
     name = "hybrid"
@@ -129,6 +128,7 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         urgent_first: bool = False,
         margin: float = 0.0,
         rollout: int = 0,
+        reserve: bool = False,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -200,6 +200,7 @@ class HybridDispatcher(PlanMemory, Dispatcher):
         self.urgent = urgent_first and mode == "online"
         self.margin = margin if mode == "online" else 0.0
         self.rollout = rollout
+        self.reserve = reserve and mode == "online"
 
     # -- the dispatcher interface -------------------------------------------------------------
 
@@ -342,49 +343,3 @@ class HybridDispatcher(PlanMemory, Dispatcher):
             self._vcache = StateCache()
         self._predicted.update(durations)
         return view
-
-    def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
-        """The starts of ``selected`` that really fit now, in order; the others wait.
-
-        A safety net on the node-level check: a start planned from walltime estimates (or a
-        reused plan) is carried out only if its nodes have room and the cap holds now.
-        """
-        state = self.cache.state(snap)
-        jobs = {j.id: j for j in snap.queued if not j.held}
-        out: list[Assignment] = urgent_starts(snap, self.cache, state) if self.urgent else []
-        first = {a.job_id for a in out}
-        for a in selected:
-            if a.job_id in first:
-                continue
-            if a.start > snap.time:
-                out.append(a)
-                continue
-            job = jobs.get(a.job_id)
-            if job is None:
-                continue
-            jv = self.cache.vec(job)
-            idx, cnt = placement_of(state.arrays, a.nodes)
-            why = state.check(jv, idx, cnt, snap.time)
-            if why:
-                log.info("hybrid: job %s waits: %s", a.job_id, why)
-                self._schedule = {}  # the plan no longer matches the cluster: re-plan next time
-                continue
-            state.commit(jv, idx, cnt)
-            out.append(a)
-        return tuple(out)
-
-    def _fill(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
-        """Add, in PRB order, every queued job that fits now beside the plan's starts."""
-        state = self.cache.state(snap)
-        jobs = {j.id: j for j in snap.queued}
-        now = [a for a in selected if a.start <= snap.time]
-        for a in now:
-            idx, cnt = placement_of(state.arrays, a.nodes)
-            state.commit(self.cache.vec(jobs[a.job_id]), idx, cnt)
-        starting = {a.job_id for a in now}
-        rest = [j for j in prb_order(snap.queued) if j.id not in starting]
-        ends = {rj.job.id: rj.end_estimate for rj in snap.running}
-        extra = list_schedule(
-            state, self.cache, rest, snap.time, ends, node_order=prb_node_order, full=False
-        )
-        return (*selected, *extra.assignments)

@@ -1,0 +1,95 @@
+"""What the hybrid starts now: the plan's starts checked on the real cluster, the fill, and
+(opt-in) a starving wide job's reservation (:mod:`wattsched.scheduler.reservation`). A mixin
+of :class:`.dispatcher.HybridDispatcher`."""
+
+from __future__ import annotations
+
+import logging
+
+from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.urgent import urgent_starts
+from wattsched.scheduler.listsched import list_schedule
+from wattsched.scheduler.mapper import StateCache, placement_of
+from wattsched.scheduler.model import Assignment, Job, Snapshot
+from wattsched.scheduler.prb import prb_node_order
+from wattsched.scheduler.reservation import Reservation, greedy_starts, heads_first
+from wattsched.scheduler.runtime_predictor import RuntimePredictor
+
+log = logging.getLogger("wattsched.scheduler.hybrid.dispatcher")
+
+
+class StartChecks:
+    """The hybrid's starts now (see the module doc)."""
+
+    cache: StateCache
+    urgent: bool
+    reserve: bool
+    predictor: RuntimePredictor | None
+    _schedule: dict[str, Assignment]
+    _res: Reservation | None = None
+    """This cycle's reservation (``reserve``), from :meth:`_checked` to :meth:`_fill`."""
+
+    def _predict(self, job: Job) -> int:
+        return job.walltime if self.predictor is None else self.predictor.predict(job)
+
+    def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
+        """The starts of ``selected`` that really fit now, in order; the others wait.
+
+        A safety net on the node-level check: a start planned from walltime estimates (or a
+        reused plan) is carried out only if its nodes have room and the cap holds now. With
+        ``reserve`` the starving wide jobs that fit start first, and no start may delay the
+        reservation of the first that does not.
+        """
+        state = self.cache.state(snap)
+        jobs = {j.id: j for j in snap.queued if not j.held}
+        out: list[Assignment] = []
+        res = None
+        if self.reserve:
+            out, res = heads_first(snap, self.cache, state, self._predict)
+        self._res = res
+        if self.urgent:
+            out += urgent_starts(snap, self.cache, state)
+        first = {a.job_id for a in out}
+        for a in selected:
+            if a.job_id in first:
+                continue
+            if a.start > snap.time:
+                out.append(a)
+                continue
+            job = jobs.get(a.job_id)
+            if job is None:
+                continue
+            jv = self.cache.vec(job)
+            idx, cnt = placement_of(state.arrays, a.nodes)
+            why = state.check(jv, idx, cnt, snap.time)
+            if not why and res is not None and not res.admits(jv, idx, cnt, snap.time,
+                                                                job.walltime):  # fmt: skip
+                why = f"it would delay job {res.job.id}'s reservation"
+            if why:
+                log.info("hybrid: job %s waits: %s", a.job_id, why)
+                self._schedule = {}  # the plan no longer matches the cluster: re-plan next time
+                continue
+            state.commit(jv, idx, cnt)
+            if res is not None:
+                res.book(jv, idx, cnt, snap.time, job.walltime)
+            out.append(a)
+        return tuple(out)
+
+    def _fill(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
+        """Add, in PRB order, every queued job that fits now beside the plan's starts (and
+        does not delay this cycle's reservation)."""
+        state = self.cache.state(snap)
+        jobs = {j.id: j for j in snap.queued}
+        now = [a for a in selected if a.start <= snap.time]
+        for a in now:
+            idx, cnt = placement_of(state.arrays, a.nodes)
+            state.commit(self.cache.vec(jobs[a.job_id]), idx, cnt)
+        starting = {a.job_id for a in now}
+        rest = [j for j in prb_order(snap.queued) if j.id not in starting]
+        if self._res is not None:
+            return (*selected, *greedy_starts(snap, self.cache, state, rest, self._res))
+        ends = {rj.job.id: rj.end_estimate for rj in snap.running}
+        extra = list_schedule(
+            state, self.cache, rest, snap.time, ends, node_order=prb_node_order, full=False
+        )
+        return (*selected, *extra.assignments)
