@@ -301,8 +301,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["margin"] = args.online_margin
         if args.online_rollout:
             row["rollout"] = args.online_rollout
-        if args.online_reserve == "on":
-            row["reserve"] = "on"
+        row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "

@@ -75,7 +75,9 @@ def register(app: typer.Typer) -> None:
 
 def simulate(
     trace: TraceOpt,
-    dispatcher: Annotated[str, typer.Option(help="fifo, easy, prb, hybrid, hybrid-nofb, profit.")],
+    dispatcher: Annotated[
+        str, typer.Option(help="fifo, easy, prb, prb-reserve, hybrid, hybrid-nofb, profit.")
+    ],
     metrics_out: Annotated[Path, typer.Option(help="Metrics JSON to write.")],
     schedule_out: Annotated[Path, typer.Option(help="Schedule CSV to write.")],
     fmt: FormatOpt = TraceFormat.SWF,

@@ -95,7 +95,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     only when its objective beats PRB's plan's by this share, else PRB's plan; 0: the best);
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
-    a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`).
+    a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
+    default: on online).
     """
 
     name = "hybrid"
@@ -128,7 +129,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         urgent_first: bool = False,
         margin: float = 0.0,
         rollout: int = 0,
-        reserve: bool = False,
+        reserve: bool | None = None,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -200,7 +201,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.urgent = urgent_first and mode == "online"
         self.margin = margin if mode == "online" else 0.0
         self.rollout = rollout
-        self.reserve = reserve and mode == "online"
+        self.reserve = mode == "online" and reserve is not False  # None: online, on
 
     # -- the dispatcher interface -------------------------------------------------------------
 
