@@ -16,7 +16,7 @@ from __future__ import annotations
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Snapshot
-from wattsched.scheduler.prb import prb_node_order
+from wattsched.scheduler.reservation import greedy_starts
 
 
 def urgent_starts(snap: Snapshot, cache: StateCache, state: ClusterState) -> list[Assignment]:
@@ -26,13 +26,4 @@ def urgent_starts(snap: Snapshot, cache: StateCache, state: ClusterState) -> lis
     if not queued:
         return []
     top = min(j.ewt for j in queued)
-    out: list[Assignment] = []
-    for job in prb_order([j for j in queued if j.ewt == top]):
-        jv = cache.vec(job)
-        placed = state.place(jv, prb_node_order(state), snap.time)
-        if placed is None:
-            continue
-        idx, cnt = placed
-        state.commit(jv, idx, cnt)
-        out.append(Assignment(job.id, snap.time, state.names_for(idx, cnt)))
-    return out
+    return greedy_starts(snap, cache, state, prb_order([j for j in queued if j.ewt == top]), None)
