@@ -56,6 +56,13 @@ class Reservation:
     nodes: IntArray
     shadow: int
     at_shadow: ClusterState
+    names: tuple[str, ...] = ()
+    """The head's node per unit at the shadow time."""
+
+    def assignment(self) -> Assignment:
+        """The reservation as a later start of the plan (what the API publishes, as EASY's):
+        the head starts at the shadow time at the latest, on these nodes."""
+        return Assignment(self.job.id, self.shadow, self.names)
 
     def admits(self, jv: JobVec, idx: IntArray, cnt: IntArray, now: int, walltime: int) -> bool:
         """True when starting a job on ``idx`` now cannot delay the head: it ends by the
@@ -122,8 +129,9 @@ def reserve(
         t = max(rj.end_estimate, snap.time)
         got = later.place(jv, prb_node_order(later), t)
         if got is not None:
+            names = later.names_for(*got)
             later.commit(jv, *got)
-            return Reservation(head, np.unique(got[0]), t, later)
+            return Reservation(head, np.unique(got[0]), t, later, names)
     return None
 
 
@@ -189,8 +197,10 @@ class PRBReserveDispatcher(Dispatcher):
         out += greedy_starts(snap, self.cache, state, rest, res)
         queued = {j.id: j for j in snap.queued}
         self.predictor.started((queued[a.job_id], snap.time) for a in out)
-        extra: dict[str, float | int | str] = {} if res is None else {
-            "reserved": res.job.id, "shadow": res.shadow}  # fmt: skip
+        extra: dict[str, float | int | str] = {}
+        if res is not None:  # published as a later start, as EASY's
+            extra = {"reserved": res.job.id, "shadow": res.shadow}
+            out.append(res.assignment())
         return Plan(snap.time, tuple(out), SolverStats(status="heuristic", extra=extra))
 
 

@@ -206,7 +206,13 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     # -- the dispatcher interface -------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
+        self._res = None
         plan = self._plan(snap)
+        res = self._res
+        if res is not None and res.job.id not in plan.by_job():  # published, as EASY's
+            extra = {**plan.stats.extra, "reserved": res.job.id, "shadow": res.shadow}
+            plan = replace(plan, assignments=(*plan.assignments, res.assignment()),
+                           stats=replace(plan.stats, extra=extra))  # fmt: skip
         if self.predictor is not None:  # watched from their start: a short job is learned too
             queued = {j.id: j for j in snap.queued}
             self.predictor.started((queued[a.job_id], snap.time) for a in plan.assignments

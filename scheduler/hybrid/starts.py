@@ -48,7 +48,7 @@ class StartChecks:
             out, res = heads_first(snap, self.cache, state, self._predict)
         self._res = res
         if self.urgent:
-            out += urgent_starts(snap, self.cache, state)
+            out += urgent_starts(snap, self.cache, state, res)
         first = {a.job_id for a in out}
         for a in selected:
             if a.job_id in first:

@@ -16,14 +16,18 @@ from __future__ import annotations
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Snapshot
-from wattsched.scheduler.reservation import greedy_starts
+from wattsched.scheduler.reservation import Reservation, greedy_starts
 
 
-def urgent_starts(snap: Snapshot, cache: StateCache, state: ClusterState) -> list[Assignment]:
+def urgent_starts(
+    snap: Snapshot, cache: StateCache, state: ClusterState, res: Reservation | None = None
+) -> list[Assignment]:
     """The jobs of the most urgent queue in ``snap`` (not held) that fit now, in PRB's order,
-    each booked in ``state`` (the real nodes and the cap) as it is placed."""
+    each booked in ``state`` (the real nodes and the cap) as it is placed; none that would
+    delay the reservation ``res``."""
     queued = [j for j in snap.queued if not j.held]
     if not queued:
         return []
     top = min(j.ewt for j in queued)
-    return greedy_starts(snap, cache, state, prb_order([j for j in queued if j.ewt == top]), None)
+    urgent = prb_order([j for j in queued if j.ewt == top])
+    return greedy_starts(snap, cache, state, urgent, res)

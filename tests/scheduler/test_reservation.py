@@ -83,3 +83,27 @@ def test_a_start_that_would_delay_the_head_is_refused() -> None:
     assert not res.admits(p, idx, cnt, 900, 1000)  # runs past it on the head's node
     out, found = heads_first(snap, cache, state, lambda j: j.walltime)
     assert out == [] and found is None  # not starving yet at 900
+
+
+def _busy_snapshot() -> Snapshot:
+    """At 4,200 the wide job starves; both nodes are busy until 5,000 and 5,100."""
+    p0, p1 = _flow(2)
+    running = (RunningJob(p0, 4000, ("n1",), 5000), RunningJob(p1, 4100, ("n2",), 5100))
+    return Snapshot(4_200, tuple(NODES), running, (_wide(), *_flow(12)[9:]),
+                    PowerCap.constant(10_000.0))  # fmt: skip
+
+
+def test_prb_reserve_publishes_its_reservation_as_a_later_start() -> None:
+    plan = create("prb-reserve").plan(_busy_snapshot())
+    head = plan.by_job()["w"]
+    assert head.start == 5_100 and sorted(head.nodes) == ["n1", "n2"]
+    assert list(plan.starts_now()) == []  # nothing fits now; the head is not started
+    assert plan.stats.extra == {"reserved": "w", "shadow": 5_100}
+
+
+def test_the_hybrid_publishes_its_reservation_too() -> None:
+    plan = _hybrid(reserve=True).plan(_busy_snapshot())
+    head = plan.by_job()["w"]
+    assert head.start == 5_100 and sorted(head.nodes) == ["n1", "n2"]
+    assert plan.stats.extra["reserved"] == "w" and plan.stats.extra["shadow"] == 5_100
+    assert "w" not in _hybrid(reserve=False).plan(_busy_snapshot()).by_job()
