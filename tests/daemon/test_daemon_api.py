@@ -12,10 +12,14 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
+from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.api.app import create_app
 from wattsched.daemon.config import Settings
 from wattsched.daemon.loop import Service
+from wattsched.daemon.store import Store
 from wattsched.daemon.store_models import CycleRow
+from wattsched.scheduler import dispatcher as dispatchers
+from wattsched.scheduler.model import Job, Node, PowerCap, Resources
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -105,6 +109,36 @@ def test_plan_actions_power(client: TestClient) -> None:
     assert client.get("/actions", params={"since": "2999-01-01T00:00:00"}).json() == []
     power = client.get("/power", params={"window": 100000}).json()
     assert len(power) == 4 and all(p["it_power_w"] <= p["cap_w"] for p in power)
+
+
+def test_the_plan_shows_the_reservation_of_a_starving_wide_job(
+    sqlite_engine: Engine, tmp_path: Path
+) -> None:
+    """prb-reserve: a 2-node urgent job starving under a flow of 1-node jobs is published with
+    its shadow time and both nodes; the nodes it is promised are not given away."""
+    whole = Resources(cores=16)
+    wide = Job(id="w", submit=600, walltime=3600, units=2, unit=whole, queue="reservation",
+               ewt=1800, runtime=60)  # fmt: skip
+    flow = [Job(id=f"p{k}", submit=500 * k, walltime=1000, units=1, unit=whole,
+                queue="parallel", ewt=21_600, runtime=1000) for k in range(20)]  # fmt: skip
+    cluster = SimulatedCluster([Node("n1", whole), Node("n2", whole)], [wide, *flow],
+                               PowerCap.constant(10_000.0), record_power=False)  # fmt: skip
+    svc = Service(cluster, dispatchers.create("prb-reserve"), Store(sqlite_engine),
+                  mode="enforce", cap=PowerCap.constant(10_000.0), cycle_seconds=1.0)  # fmt: skip
+    while cluster.now < 4_300:  # starving from 600 + 2 x 1,800 = 4,200
+        svc.run_now()
+        cluster.advance_to(cluster.now + 100)
+    svc.run_now()
+    with TestClient(create_app(settings_with_token(tmp_path), svc)) as client:
+        plan = client.get("/plan").json()
+    head = [e for e in plan["entries"] if e["job_id"] == "w"]
+    assert len(head) == 1, plan
+    assert head[0]["start"] > plan["time"] and sorted(head[0]["nodes"]) == ["n1", "n2"]
+    assert head[0]["end"] == head[0]["start"] + 3600
+    # the jobs started since do not run past it on its nodes
+    for rec in cluster.records.values():
+        if rec.start is not None and rec.start >= 4_200 and rec.job.id != "w":
+            assert rec.start + rec.job.walltime <= head[0]["start"]
 
 
 def test_metrics(client: TestClient) -> None:
