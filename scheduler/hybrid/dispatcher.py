@@ -47,6 +47,7 @@ from wattsched.scheduler.hybrid.search import (
 from wattsched.scheduler.hybrid.starts import StartChecks
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
+from wattsched.scheduler.reservation import Arrivals
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 log = logging.getLogger(__name__)
@@ -202,11 +203,14 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.margin = margin if mode == "online" else 0.0
         self.rollout = rollout
         self.reserve = mode == "online" and reserve is not False  # None: online, on
+        self.arrivals = Arrivals()
 
     # -- the dispatcher interface -------------------------------------------------------------
 
     def plan(self, snap: Snapshot) -> Plan:
         self._res = None
+        if self.reserve:
+            self.arrivals.observe(snap)
         plan = self._plan(snap)
         res = self._res
         if res is not None and res.job.id not in plan.by_job():  # published, as EASY's

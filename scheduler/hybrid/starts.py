@@ -12,7 +12,7 @@ from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache, placement_of
 from wattsched.scheduler.model import Assignment, Job, Snapshot
 from wattsched.scheduler.prb import prb_node_order
-from wattsched.scheduler.reservation import Reservation, greedy_starts, heads_first
+from wattsched.scheduler.reservation import Arrivals, Reservation, greedy_starts, heads_first
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 log = logging.getLogger("wattsched.scheduler.hybrid.dispatcher")
@@ -25,6 +25,8 @@ class StartChecks:
     urgent: bool
     reserve: bool
     predictor: RuntimePredictor | None
+    arrivals: Arrivals
+    """The recent arrivals (``reserve``): the reference of the starving test."""
     _schedule: dict[str, Assignment]
     _res: Reservation | None = None
     """This cycle's reservation (``reserve``), from :meth:`_checked` to :meth:`_fill`."""
@@ -45,7 +47,7 @@ class StartChecks:
         out: list[Assignment] = []
         res = None
         if self.reserve:
-            out, res = heads_first(snap, self.cache, state, self._predict)
+            out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs)
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res)

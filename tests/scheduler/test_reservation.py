@@ -12,7 +12,7 @@ from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
-from wattsched.scheduler.reservation import heads_first, reserve, starving
+from wattsched.scheduler.reservation import Arrivals, heads_first, reserve, starving
 
 WHOLE = Resources(cores=16)
 NODES = [Node("n1", WHOLE), Node("n2", WHOLE)]
@@ -107,3 +107,22 @@ def test_the_hybrid_publishes_its_reservation_too() -> None:
     assert head.start == 5_100 and sorted(head.nodes) == ["n1", "n2"]
     assert plan.stats.extra["reserved"] == "w" and plan.stats.extra["shadow"] == 5_100
     assert "w" not in _hybrid(reserve=False).plan(_busy_snapshot()).by_job()
+
+
+def test_the_value_test_ranks_against_the_recent_arrivals() -> None:
+    walltime = lambda j: j.walltime  # noqa: E731
+    snap = _snapshot(4_200)
+    assert [j.id for j in starving(snap, walltime)] == ["w"]  # against the queue
+    small = [Job(id=f"d{k}", submit=100 * k, walltime=60, units=1, unit=Resources(cores=1),
+                 queue="debug", ewt=3600, runtime=60) for k in range(10)]  # fmt: skip
+    assert starving(snap, walltime, reference=small) == []  # worth less than what arrived
+    arrivals = Arrivals(size=4)
+    arrivals.observe(snap)  # 5 queued: w, p2 .. p5
+    arrivals.observe(snap)  # still queued, known: not new again
+    assert [j.id for j in arrivals.jobs] == ["p2", "p3", "p4", "p5"]
+    cap = PowerCap.constant(10_000.0)
+    arrivals.observe(Snapshot(4_300, tuple(NODES), (), (_wide(), *small[:2]), cap))
+    assert [j.id for j in arrivals.jobs] == ["p4", "p5", "d0", "d1"]  # the last 4 to arrive
+    arrivals.observe(Snapshot(4_400, tuple(NODES), (), (), cap))
+    arrivals.observe(Snapshot(4_500, tuple(NODES), (), (_wide(),), cap))
+    assert [j.id for j in arrivals.jobs][-1] == "w"  # gone, then queued again: requeued
