@@ -56,6 +56,7 @@ from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.robust import KINDS
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot, SolverStats
+from wattsched.scheduler.reservation import ARRIVALS
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eurora"
@@ -302,6 +303,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.online_rollout:
             row["rollout"] = args.online_rollout
         row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
+        if args.online_reserve == "on":  # absent: ranked against the queue (session 20)
+            row["reserve_rank"] = f"last {ARRIVALS} arrivals"
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "

@@ -18,7 +18,17 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-VARIANT = ("cap_w", "protocol", "predict", "gate", "urgent", "margin", "rollout", "reserve")
+VARIANT = (
+    "cap_w",
+    "protocol",
+    "predict",
+    "gate",
+    "urgent",
+    "margin",
+    "rollout",
+    "reserve",
+    "reserve_rank",
+)
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 
 
