@@ -504,7 +504,7 @@ def main() -> None:
     ap.add_argument(
         "--online-reserve",
         choices=("on", "off"),
-        default="off",
+        default="on",
         help="online: the hybrid's reservation for a starving wide job (scheduler/reservation.py)",
     )
     ap.add_argument(
