@@ -20,14 +20,13 @@ last condition keeps a 6-hour 11-node job from stalling the cluster for jobs wor
 (measured on ``hist_400_20140331_145003``: without it the reservation loses 0.37-0.80 to
 PRB). It ranks against the arrivals, not the queue (as first built, session 20): the queue
 is what the dispatcher left waiting, so the test changed with the dispatcher's own choices
-(the hybrid, leaving other jobs waiting than PRB, did not reserve for the 2-node jobs
-prb-reserve reserved for on ``hist_400_20140403_092423``: 1.018 against PRB where
-prb-reserve makes 1.445), and it flipped as the queue changed (a head reserved for, then
-not, then again, while the jobs started in between pushed its shadow time back). Ranked
+(the hybrid leaves other jobs waiting than PRB), and it flipped as the queue changed (on
+``hist_400_20140403_094530`` the hybrid's head went from an 11-node job to a 2-node one, to
+none, and back, while the jobs started in between pushed its shadow time back). Ranked
 against the queue, prb-reserve was below PRB on 5 of the 22 ``hist_400`` traces (0.980-0.999)
 and 2.0-2.3x on four heavy ones; against the last 50 arrivals it is below PRB on none and
-1.1-1.9x on those (a window of 25, 75, 100, 200 arrivals: one or two traces at
-0.991-0.999 and lower gains; ``bench/results/hybrid_reserve.md``).
+1.1-1.9x on those (a window of 25, 75, 100 or 200 arrivals: one trace at 0.991-0.999 and
+lower gains; ``bench/results/hybrid_eurora.md``, "Session 21").
 
 Measured (``bench/hybrid_reserve.py``, greedy PRB with the reservation, ``k`` = 2, predicted
 runtimes learned online): see ``bench/results/hybrid_reserve.md``.
