@@ -345,10 +345,17 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "start_errors": res.start_errors,
                     "starts": starts,  # per job, for per-job comparisons of the runs
                     "plans": plan_sources(res.solver_stats),
+                    "reserved": reserved_heads(res.solver_stats),
                 })  # fmt: skip
                 print(path.name, name, seed, json.dumps(row[name][-1]), flush=True)
         out.append(row)
     return out
+
+
+def reserved_heads(stats: Sequence[SolverStats]) -> dict[str, int]:
+    """Job id -> how many cycles' plans held a reservation for it (``extra.reserved``; none
+    without ``reserve``): whether a trace's run reserved at all, and for whom."""
+    return dict(Counter(str(r) for st in stats if (r := st.extra.get("reserved")) is not None))
 
 
 def plan_sources(stats: Sequence[SolverStats]) -> dict[str, int]:
