@@ -147,7 +147,9 @@ def target(traces: dict[str, tuple[dict[str, Any], str]]) -> str:
     parts = []
     if losing:
         parts.append(f"{len(losing)} lose a run ({', '.join(_short(n) for n in losing)})")
-    if short:
+    if short and len(short) == len(traces):
+        parts.append(f"every trace has fewer than {RUNS} runs")
+    elif short:
         parts.append(
             f"{len(short)} have fewer than {RUNS} runs ({', '.join(_short(n) for n in short)})"
         )
