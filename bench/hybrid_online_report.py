@@ -176,8 +176,7 @@ def plot(traces: dict[str, tuple[dict[str, Any], str]], out: Path) -> None:
             ax.annotate("no run", (x, 1.0), ha="center", fontsize=7)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([n.split(".")[0].removeprefix("hist_400_") for n in names], rotation=70,
-                       fontsize=7)  # fmt: skip
+    ax.set_xticklabels([_short(n) for n in names], rotation=70, fontsize=7)
     ax.set_ylabel("PRB / hybrid (> 1: hybrid better)")
     protocols = sorted({row.get("protocol", "real") for row, _ in traces.values()})
     ax.set_title(f"Online, hist_400 traces, runtimes {'/'.join(protocols)}: "
