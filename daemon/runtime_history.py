@@ -67,7 +67,7 @@ def seed_predictor(
         return 0
     if fresh:
         predictor = RuntimePredictor(depth=predictor.depth, window=predictor.window,
-                                     gate=predictor.gate)  # fmt: skip
+                                     gate=predictor.gate, min_runs=predictor.min_runs)  # fmt: skip
         setattr(dispatcher, "predictor", predictor)  # noqa: B010 (not every Dispatcher has one)
     ended = ended_jobs(store, limit)
     predictor.learn_all(ended)

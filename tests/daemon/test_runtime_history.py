@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,11 +20,11 @@ from wattsched.daemon.wiring import build_service
 from wattsched.scheduler import dispatcher as registry
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.model import PowerCap
-from wattsched.scheduler.runtime_predictor import RuntimePredictor
+from wattsched.scheduler.runtime_predictor import RuntimePredictor, coarse_class, job_class
 
 
 def test_the_store_s_ended_jobs_teach_a_restarted_predictor(sqlite_engine: Engine) -> None:
-    jobs = [replace(j, runtime=60 * (1 + k % 7), user=f"u{k % 3}")
+    jobs = [replace(j, runtime=60 * (1 + k % 7), user=f"u{k % 3}", walltime=3600)
             for k, j in enumerate(eurora_like_jobs(30, seed=2))]  # fmt: skip
     cluster = SimulatedCluster(eurora_like_nodes(8), jobs, PowerCap.unlimited())
     store = Store(sqlite_engine)
@@ -50,8 +51,16 @@ def test_the_store_s_ended_jobs_teach_a_restarted_predictor(sqlite_engine: Engin
     assert seed_predictor(hybrid, store) == len(ended)
     p = hybrid.predictor  # type: ignore[attr-defined]
     assert isinstance(p, RuntimePredictor) and p.learned == len(ended)
-    last = ended[-1][0]
-    assert p.level(last) == "class" and p.predict(last) < last.walltime
+    # a class speaks from its second end (else the coarse class: queue and walltime)
+    fine, coarse = (
+        Counter(job_class(j) for j, _ in ended),
+        Counter(coarse_class(j) for j, _ in ended),
+    )
+    for j, _ in ended:
+        level = ("class" if fine[job_class(j)] >= p.min_runs else
+                 "coarse" if coarse[coarse_class(j)] >= p.min_runs else "walltime")  # fmt: skip
+        assert p.level(j) == level
+    assert any(p.level(j) != "walltime" and p.predict(j) < j.walltime for j, _ in ended)
     # A standby taking over starts afresh from the store: nothing learned twice.
     assert seed_predictor(hybrid, store, fresh=True) == len(ended)
     assert hybrid.predictor is not p and hybrid.predictor.learned == len(ended)  # type: ignore[attr-defined]

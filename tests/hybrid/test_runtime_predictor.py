@@ -38,11 +38,25 @@ def test_the_prediction_is_the_mean_of_the_last_two_of_the_class() -> None:
 
 def test_the_fallbacks_coarse_class_then_walltime() -> None:
     p = RuntimePredictor()
-    p.learn(_job("a", cores=8), 100)  # same queue and walltime, another shape
-    assert p.level(_job("x")) == "coarse" and p.predict(_job("x")) == 100
+    p.learn_all([(_job("a", cores=8), 100), (_job("b", cores=4), 300)])  # another shape
+    assert p.level(_job("x")) == "coarse" and p.predict(_job("x")) == 200
     assert p.level(_job("y", queue="other")) == "walltime"
     assert p.predict(_job("y", queue="other")) == 3600
     assert p.predict(_job("z", walltime=60)) == 60  # another walltime: another class
+
+
+def test_one_run_is_no_history() -> None:
+    # A job of a 1-hour class fails after 20 s: the next of its class, started in the same
+    # burst, is not taken for a 20-s job (a plan would count on its node 20 s later); a
+    # second end of the class makes it speak, and min_runs=1 trusts the first.
+    p = RuntimePredictor()
+    p.learn(_job("failed"), 20)
+    assert p.level(_job("x")) == "walltime" and p.predict(_job("x")) == 3600
+    p.learn(_job("ran"), 3600)
+    assert p.level(_job("x")) == "class" and p.predict(_job("x")) == 1810
+    eager = RuntimePredictor(min_runs=1)
+    eager.learn(_job("failed"), 20)
+    assert eager.predict(_job("x")) == 20
 
 
 def test_never_above_the_walltime_nor_below_one_second() -> None:
@@ -57,7 +71,7 @@ def test_never_above_the_walltime_nor_below_one_second() -> None:
 def test_a_job_that_has_not_ended_never_informs_a_prediction() -> None:
     node = Node("n1", Resources(cores=16))
     run, queued = _job("r"), _job("w")
-    p = RuntimePredictor()
+    p = RuntimePredictor(min_runs=1)
     at = {t: Snapshot(t, (node,), (RunningJob(run, 0, ("n1",), 3600),), (queued,))
           for t in (0, 500, 900)}  # fmt: skip
     for t in (0, 500, 900):  # running, then still running: nothing learned
@@ -74,7 +88,7 @@ def test_a_job_that_has_not_ended_never_informs_a_prediction() -> None:
 def test_a_job_started_and_ended_between_two_snapshots_is_learned() -> None:
     node = Node("n1", Resources(cores=16))
     short, refused, other = _job("s"), _job("x"), _job("o", queue="other")
-    p = RuntimePredictor()
+    p = RuntimePredictor(min_runs=1)
     p.observe(Snapshot(100, (node,), (), (short, refused, other)))
     p.started([(short, 100), (refused, 100), (other, 100)])  # the dispatcher starts all three
     # next cycle: ``short`` ended at 112 (as the RMS reports), ``other`` at some time before
@@ -109,7 +123,7 @@ def test_the_online_hybrid_learns_a_burst_of_jobs_shorter_than_its_cycles() -> N
 def test_the_predicted_view_plans_on_predictions_and_keeps_overrunning_jobs() -> None:
     node = Node("n1", Resources(cores=16))
     p = RuntimePredictor()
-    p.learn(_job("old"), 100)
+    p.learn_all([(_job("old"), 100), (_job("older"), 100)])
     snap = Snapshot(300, (node,), (RunningJob(_job("r"), 0, ("n1",), 3600),),
                     (_job("w"), _job("v", queue="other")))  # fmt: skip
     view, durations = predicted_view(snap, p)
@@ -163,6 +177,8 @@ def test_depth_is_checked() -> None:
         RuntimePredictor(depth=0)
     with pytest.raises(ValueError, match="window"):
         RuntimePredictor(window=0)
+    with pytest.raises(ValueError, match="min_runs"):
+        RuntimePredictor(min_runs=3)  # more than the depth kept: it would never speak
 
 
 def _first_started_online(predictor: RuntimePredictor | bool | None) -> str:
@@ -196,13 +212,13 @@ def test_predictions_no_better_than_the_walltimes_are_not_planned_on() -> None:
     # the class of ``short`` ran 100 s: its prediction is there, but the predictions have
     # not beaten the walltimes: plan on the walltimes.
     exact = [replace(_job(f"x{k}"), walltime=600) for k in range(MIN_EVIDENCE)]
-    p = RuntimePredictor()
+    p = RuntimePredictor(min_runs=1)
     p.learn_all((j, 600) for j in exact)
     p.learn(Job(id="old", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
                 queue="q"), 100)  # fmt: skip
     assert not p.better_than_walltimes() and p.level(_job("s", cores=16)) == "class"
     assert _first_started_online(p) == "long"
-    ungated = RuntimePredictor(gate=False)  # the same evidence, the gate off
+    ungated = RuntimePredictor(gate=False, min_runs=1)  # the same evidence, the gate off
     ungated.learn_all((j, 600) for j in exact)
     ungated.learn(Job(id="old", submit=0, walltime=3600, units=1, unit=Resources(cores=16),
                       queue="q"), 100)  # fmt: skip
@@ -222,7 +238,7 @@ def test_better_than_walltimes_needs_evidence_over_its_window() -> None:
     # The prediction recorded for a job is the one made when it was first seen running.
     node = Node("n1", Resources(cores=16))
     rj = RunningJob(_job("r"), 0, ("n1",), 3600)
-    q = RuntimePredictor()
+    q = RuntimePredictor(min_runs=1)
     q.learn(_job("a"), 100)
     q.observe(Snapshot(0, (node,), (rj,), ()))  # predicted 100 s now
     q.learn(_job("b"), 1000)  # the class's mean becomes 550 s before it ends
@@ -231,7 +247,7 @@ def test_better_than_walltimes_needs_evidence_over_its_window() -> None:
 
 
 def test_a_job_class_is_per_user_where_the_rms_names_one() -> None:
-    p = RuntimePredictor()
+    p = RuntimePredictor(min_runs=1)
     p.learn(replace(_job("a"), user="alice"), 100)
     assert p.predict(replace(_job("x"), user="alice")) == 100
     assert p.level(replace(_job("y"), user="bob")) == "coarse"  # another user: coarse class
