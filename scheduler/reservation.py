@@ -26,7 +26,9 @@ none, and back, while the jobs started in between pushed its shadow time back). 
 against the queue, prb-reserve was below PRB on 5 of the 22 ``hist_400`` traces (0.980-0.999)
 and 2.0-2.3x on four heavy ones; against the last 50 arrivals it is below PRB on none and
 1.1-1.9x on those (a window of 25, 75, 100 or 200 arrivals: one trace at 0.991-0.999 and
-lower gains; ``bench/results/hybrid_eurora.md``, "Session 21").
+lower gains; ``bench/results/hybrid_eurora.md``, "Session 21"). With the predictor's
+``min_runs`` 2 (session 23) it is below PRB on one (151528, 0.979) and 1.16-2.01x on the
+seven 20140403 traces.
 
 Measured (``bench/hybrid_reserve.py``, greedy PRB with the reservation, ``k`` = 2, predicted
 runtimes learned online): see ``bench/results/hybrid_reserve.md``.
