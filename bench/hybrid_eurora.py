@@ -31,6 +31,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -305,6 +306,10 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
         row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
         if args.online_reserve == "on":  # absent: ranked against the queue (session 20)
             row["reserve_rank"] = f"last {ARRIVALS} arrivals"
+        if args.online_deterministic == "on":  # absent: off (wall-clock budgets)
+            row["deterministic"] = "on"
+        if args.online_min_runs is not None:  # absent: the predictor's default then
+            row["min_runs"] = args.online_min_runs
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -322,10 +327,13 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["margin"] = args.online_margin
                     params["rollout"] = args.online_rollout
                     params["reserve"] = args.online_reserve == "on"
+                    params["deterministic"] = args.online_deterministic == "on"
                 if name == "hybrid" and args.online_predict == "off":
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
-                    predictor = RuntimePredictor(gate=args.online_gate == "on")
+                    mr = args.online_min_runs
+                    extra = {} if mr is None else {"min_runs": mr}
+                    predictor = RuntimePredictor(gate=args.online_gate == "on", **extra)
                     params["predictor"] = predictor
                     if args.online_predict == "history":  # jobs ended before the trace
                         predictor.learn_all(ended_before(DATA, path, path))
@@ -346,6 +354,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "starts": starts,  # per job, for per-job comparisons of the runs
                     "plans": plan_sources(res.solver_stats),
                     "reserved": reserved_heads(res.solver_stats),
+                    **search_effort(res.solver_stats),
                 })  # fmt: skip
                 print(path.name, name, seed, json.dumps(row[name][-1]), flush=True)
         out.append(row)
@@ -356,6 +365,19 @@ def reserved_heads(stats: Sequence[SolverStats]) -> dict[str, int]:
     """Job id -> how many cycles' plans held a reservation for it (``extra.reserved``; none
     without ``reserve``): whether a trace's run reserved at all, and for whom."""
     return dict(Counter(str(r) for st in stats if (r := st.extra.get("reserved")) is not None))
+
+
+def search_effort(stats: Sequence[SolverStats]) -> dict[str, Any]:
+    """The searches' median local-search tries and plan seconds (none for PRB): how much a
+    wall-clock and a work budget (``--online-deterministic``) search on this machine."""
+    searched = [st for st in stats if "ls_tries" in st.extra]
+    if not searched:
+        return {}
+    tries = statistics.median(int(st.extra["ls_tries"]) for st in searched)
+    seconds = statistics.median(st.seconds for st in searched)
+    capped = sum(1 for st in searched if st.extra.get("work_capped"))
+    return {"searches": len(searched), "ls_tries_median": tries,
+            "search_s_median": round(seconds, 3), "work_capped": capped}  # fmt: skip
 
 
 def plan_sources(stats: Sequence[SolverStats]) -> dict[str, int]:
@@ -515,6 +537,20 @@ def main() -> None:
         help="online: the hybrid's reservation for a starving wide job (scheduler/reservation.py)",
     )
     ap.add_argument(
+        "--online-deterministic",
+        choices=("on", "off"),
+        default="off",
+        help="online: the hybrid's search budget counts work, not wall seconds "
+        "(scheduler/hybrid/workclock.py): a run is reproducible on any machine and load",
+    )
+    ap.add_argument(
+        "--online-min-runs",
+        type=int,
+        default=None,
+        help="online: ended jobs a class needs before the predictor trusts it "
+        "(RuntimePredictor min_runs; default: the predictor's)",
+    )
+    ap.add_argument(
         "--online-urgent", choices=("on", "off"), default="off",
         help="online: the hybrid's urgent_first (the most urgent queue's jobs that fit now "
         "start first, scheduler/hybrid/urgent.py)",
@@ -549,6 +585,8 @@ def main() -> None:
             "online_margin": args.online_margin,
             "online_rollout": args.online_rollout,
             "online_reserve": args.online_reserve,
+            "online_deterministic": args.online_deterministic,
+            "online_min_runs": args.online_min_runs,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

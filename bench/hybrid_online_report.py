@@ -28,6 +28,8 @@ VARIANT = (
     "rollout",
     "reserve",
     "reserve_rank",
+    "deterministic",
+    "min_runs",
 )
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 

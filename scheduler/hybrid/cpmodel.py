@@ -36,6 +36,8 @@ class CpOutcome:
     seconds: float
     conflicts: int = 0
     branches: int = 0
+    deterministic_time: float = 0.0
+    """CP-SAT's deterministic time used (reproducible, unlike ``seconds``)."""
 
     @property
     def found(self) -> bool:
@@ -60,8 +62,14 @@ def solve_pooled(
     fixed_starts: dict[int, int] | None = None,
     seed: int = 0,
     strategy: bool = True,
+    deterministic_time: float | None = None,
 ) -> CpOutcome:
     """Build the model and solve it within ``time_limit_s`` with ``workers`` threads.
+
+    ``deterministic_time``: a reproducible solve instead, on one worker up to that many of
+    CP-SAT's deterministic time units (``time_limit_s`` still stops it; a portfolio of
+    several workers is not reproducible, and CP-SAT's interleaved search overran its
+    deterministic limit several times over when measured).
 
     ``objective_max`` forces ``sum weight_i * start_i <= objective_max`` (the feedback loop's
     improvement bound). ``running_ends`` gives the end grain of each running job, for cuts that
@@ -129,6 +137,9 @@ def solve_pooled(
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = max(time_limit_s, 1e-6)
     solver.parameters.num_workers = max(1, workers)
+    if deterministic_time is not None:
+        solver.parameters.num_workers = 1
+        solver.parameters.max_deterministic_time = max(deterministic_time, 1e-6)
     solver.parameters.random_seed = seed
     try:
         code = solver.solve(m)
@@ -142,6 +153,7 @@ def solve_pooled(
             objective=None,
             bound=None,
             seconds=time.perf_counter() - t0,
+            deterministic_time=deterministic_time or 0.0,  # no response to read it from
         )
     status = _status_name(solver, code)
     found = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
@@ -153,4 +165,5 @@ def solve_pooled(
         seconds=time.perf_counter() - t0,
         conflicts=int(solver.num_conflicts),
         branches=int(solver.num_branches),
+        deterministic_time=float(solver.deterministic_time),
     )

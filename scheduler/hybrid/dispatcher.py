@@ -45,6 +45,7 @@ from wattsched.scheduler.hybrid.search import (
     hybrid_search,
 )
 from wattsched.scheduler.hybrid.starts import StartChecks
+from wattsched.scheduler.hybrid.workclock import WorkClock
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
 from wattsched.scheduler.reservation import Arrivals
@@ -97,7 +98,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
     a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
-    default: on online).
+    default: on online); ``deterministic`` (online: the search's budget counts work, not wall
+    seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine, so a
+    replay is reproducible; a wall cap of 3 x the budget still stops a search).
     """
 
     name = "hybrid"
@@ -131,6 +134,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         margin: float = 0.0,
         rollout: int = 0,
         reserve: bool | None = None,
+        deterministic: bool = False,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -140,6 +144,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             raise SearchParamError(
                 f"HybridDispatcher: cycle_budget_s={cycle_budget_s!r} must be > 0"
             )
+        if deterministic and mode != "online":
+            raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
+        self.deterministic = deterministic
         if not margin >= 0:
             raise SearchParamError(f"HybridDispatcher: margin={margin!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
@@ -258,7 +265,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             share = left if left <= 1.0 else 0.6 * left
             params = replace(params, budget_s=min(params.budget_s or math.inf, share))
         t0 = time.perf_counter()
-        outcome = hybrid_search(snap, self._pc, params)
+        clock = {}
+        if self.deterministic and params.budget_s is not None:
+            clock["timer"] = WorkClock.for_queue(len(snap.queued), params.budget_s)
+        outcome = hybrid_search(snap, self._pc, params, **clock)
         best, robust = outcome.best, {}
         if self.mode == "online":
             best, robust = online_choice(real, best, outcome.prb, margin=self.margin,

@@ -1,6 +1,7 @@
 """The hybrid's search: PRB baseline, priority orderings, CP solves, mapping and feedback.
 
-One call of :func:`hybrid_search` does, within a wall-clock budget:
+One call of :func:`hybrid_search` does, within a wall-clock budget (or a work budget, with a
+:class:`.workclock.WorkClock` as its timer: reproducible):
 
 1. PRB (list scheduling in PRB order) — the baseline and the first incumbent; and, when
    ``orderings`` is on, list schedules under other priority orderings (weighted shortest
@@ -46,6 +47,7 @@ from wattsched.scheduler.hybrid.search_params import (
     SearchParams,
     TimeoutPolicy,
 )
+from wattsched.scheduler.hybrid.workclock import DET_PER_S, WorkClock
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot, SolverStats
 
@@ -193,10 +195,12 @@ def hybrid_search(
         remaining = cp_end - timer() - reserve
         if remaining <= 0.02:
             break
+        work = timer if isinstance(timer, WorkClock) else None
         try:
             out = solve_pooled(
                 problem,
-                time_limit_s=min(limit, remaining),
+                time_limit_s=min(limit, remaining) if work is None else max(work.wall_left(), 0.01),
+                deterministic_time=None if work is None else min(limit, remaining) * DET_PER_S,
                 workers=params.workers,
                 cuts=cuts,
                 running_ends=running_ends,
@@ -212,6 +216,8 @@ def hybrid_search(
             break
         solves += 1
         solver_s += out.seconds
+        if work is not None:
+            work.spend(out.deterministic_time / DET_PER_S)
         status = out.status
         if out.starts is None:
             if (
@@ -311,12 +317,16 @@ def _finish(
     extra: dict[str, float | int | str],
 ) -> SearchOutcome:
     extra["solver_seconds"] = round(solver_s, 4)
+    if isinstance(timer, WorkClock):
+        extra.update(work_s=round(timer() - t_start, 4), work_reads=timer.reads)
+        if timer.capped:  # stopped by the wall cap: not reproducible
+            extra["work_capped"] = 1
     extra["mapped_schedules"] = len(history)
     stats = SolverStats(
         status=status,
         objective=best.objective if best.complete else None,
         bound=bound,
-        seconds=timer() - t_start,
+        seconds=timer.wall() if isinstance(timer, WorkClock) else timer() - t_start,
         iterations=iterations,
         cuts=len(cuts),
         extra=extra,

@@ -1,0 +1,66 @@
+"""The hybrid's deterministic online search (``scheduler/hybrid/workclock.py``): the budget
+counts work, so a replay gives the same decisions, search for search, on every run."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+
+from wattsched.connectors.simulated import SimulatedCluster
+from wattsched.daemon.replay import replay
+from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
+from wattsched.scheduler.hybrid.search import SearchParamError
+from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
+from wattsched.scheduler.hybrid.workclock import WorkClock
+from wattsched.scheduler.model import PowerCap
+
+
+def _searches(deterministic: bool) -> list[tuple[object, ...]]:
+    """An online replay of 40 jobs arriving in bursts, running half their walltime, on 6
+    nodes under a tight cap: per search, what it tried and what it chose."""
+    jobs = [replace(j, submit=600 * (k // 8), runtime=max(1, j.walltime // 2))
+            for k, j in enumerate(eurora_like_jobs(40, seed=3))]  # fmt: skip
+    cluster = SimulatedCluster(eurora_like_nodes(6), jobs, PowerCap.constant(1300.0),
+                               record_power=False)  # fmt: skip
+    hybrid = HybridDispatcher(mode="online", workers=2, cycle_budget_s=0.15, seed=1,
+                              deterministic=deterministic)  # fmt: skip
+    res = replay(cluster, hybrid, keep_stats=True)
+    assert res.start_errors == 0 and cluster.cap_violation_s == 0
+    assert all(r.start is not None for r in cluster.records.values())
+    starts = tuple(sorted((j, r.start) for j, r in cluster.records.items()))
+    return [starts] + [
+        (st.extra.get("ls_tries"), st.extra.get("work_reads"), st.extra.get("best_source"),
+         st.objective, st.extra.get("solves"))
+        for st in res.solver_stats if st.status not in ("reused", "idle")
+    ]  # fmt: skip
+
+
+def test_a_deterministic_replay_searches_alike_on_every_run() -> None:
+    first = _searches(True)
+    searches = first[1:]
+    assert len(searches) >= 3
+    assert any((s[0] or 0) > 50 for s in searches)  # the local search ran to its budget
+    assert all(s[1] for s in searches)  # each on the work clock
+    assert any(s[4] for s in searches)  # and CP-SAT solved (on its deterministic limit)
+    time.sleep(0.01)
+    assert _searches(True) == first  # starts, and every search's tries and choice
+
+
+def test_the_work_clock_counts_reads_and_stops_at_its_wall_cap() -> None:
+    clock = WorkClock.for_queue(100, budget_s=0.5, wall_factor=1.0)
+    first = clock()
+    assert clock() == pytest.approx(2 * first) and clock.reads == 2
+    clock.spend(0.1)
+    assert clock() == pytest.approx(3 * first + 0.1)
+    capped = WorkClock(1e-6, budget_s=0.5, wall_cap_s=0.01)
+    time.sleep(0.02)
+    assert capped() > 1.0 and capped.capped  # past any deadline of its 0.5-s budget
+    with pytest.raises(ValueError, match="per_read_s"):
+        WorkClock(0.0, 1.0, 1.0)
+
+
+def test_deterministic_is_for_the_online_mode_only() -> None:
+    with pytest.raises(SearchParamError, match="deterministic"):
+        HybridDispatcher(mode="offline", deterministic=True)
