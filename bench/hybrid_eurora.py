@@ -375,9 +375,11 @@ def search_effort(stats: Sequence[SolverStats]) -> dict[str, Any]:
         return {}
     tries = statistics.median(int(st.extra["ls_tries"]) for st in searched)
     seconds = statistics.median(st.seconds for st in searched)
+    cp_s = statistics.median(float(st.extra.get("solver_seconds", 0.0)) for st in searched)
     capped = sum(1 for st in searched if st.extra.get("work_capped"))
     return {"searches": len(searched), "ls_tries_median": tries,
-            "search_s_median": round(seconds, 3), "work_capped": capped}  # fmt: skip
+            "search_s_median": round(seconds, 3), "cp_s_median": round(cp_s, 3),
+            "work_capped": capped}  # fmt: skip
 
 
 def plan_sources(stats: Sequence[SolverStats]) -> dict[str, int]:
