@@ -66,9 +66,7 @@ class Watched(Dispatcher):
         self.cycles += 1
         self.open += self.predictor.better_than_walltimes()
         plan = self.inner.plan(snap)
-        queued = {j.id: j for j in snap.queued}
-        self.predictor.started((queued[a.job_id], snap.time) for a in plan.assignments
-                               if a.start <= snap.time and a.job_id in queued)  # fmt: skip
+        self.predictor.plan_started(snap, plan)
         return plan
 
 

@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from wattsched.scheduler.model import Job, Snapshot
+from wattsched.scheduler.model import Job, Plan, Snapshot
 
 MIN_EVIDENCE = 10
 """How many ended jobs :meth:`RuntimePredictor.better_than_walltimes` needs to judge."""
@@ -179,3 +179,10 @@ class RuntimePredictor:
         for job, start in starts:
             if job.id not in self._watch:
                 self._watch[job.id] = (job, start, self.predict(job))
+
+    def plan_started(self, snap: Snapshot, plan: Plan) -> None:
+        """The queued jobs ``plan`` starts at ``snap``'s time, watched from now (:meth:`started`):
+        what a dispatcher calls after each plan."""
+        queued = {j.id: j for j in snap.queued}
+        self.started((queued[a.job_id], snap.time) for a in plan.assignments
+                     if a.start <= snap.time and a.job_id in queued)  # fmt: skip

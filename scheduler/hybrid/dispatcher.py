@@ -225,9 +225,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             plan = replace(plan, assignments=(*plan.assignments, res.assignment()),
                            stats=replace(plan.stats, extra=extra))  # fmt: skip
         if self.predictor is not None:  # watched from their start: a short job is learned too
-            queued = {j.id: j for j in snap.queued}
-            self.predictor.started((queued[a.job_id], snap.time) for a in plan.assignments
-                                   if a.start <= snap.time and a.job_id in queued)  # fmt: skip
+            self.predictor.plan_started(snap, plan)
         return plan
 
     def _plan(self, snap: Snapshot) -> Plan:

@@ -14,9 +14,11 @@ from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.model import (
+    Assignment,
     EndedJob,
     Job,
     Node,
+    Plan,
     PowerCap,
     Resources,
     RunningJob,
@@ -103,6 +105,19 @@ def test_a_job_started_and_ended_between_two_snapshots_is_learned() -> None:
     p.started([(gone, 130)])
     p.observe(Snapshot(140, (node,), (), (), ended=(EndedJob("c", "cancelled", 131),)))
     assert p.learned == 2 and p.predict(gone) == gone.walltime
+
+
+def test_only_the_plans_starts_now_are_watched() -> None:
+    node = Node("n1", Resources(cores=16))
+    now, later, gone = _job("a"), _job("b"), _job("g")
+    p = RuntimePredictor(min_runs=1)
+    snap = Snapshot(100, (node,), (), (now, later))
+    p.observe(snap)
+    plan = Plan(100, (Assignment("a", 100, ("n1",)), Assignment("b", 400, ("n1",)),
+                      Assignment("g", 100, ("n1",))))  # fmt: skip
+    p.plan_started(snap, plan)  # "g" is not queued: a plan naming it starts nothing
+    assert p.observe(Snapshot(130, (node,), (), (later,))) == ["a"]  # ran 30 s at most
+    assert p.predict(now) == 30 and p.predict(gone) == 30  # one class
 
 
 def test_the_online_hybrid_learns_a_burst_of_jobs_shorter_than_its_cycles() -> None:
