@@ -54,7 +54,8 @@ def main() -> None:
         if first:
             lines.append(
                 f"- {label}: {len(traces)} traces; run 0 median {statistics.median(first):.3f}, "
-                f"mean {statistics.mean(first):.3f}, worst {min(first):.3f}, below PRB "
+                f"mean {statistics.mean(first):.3f}, geometric mean "
+                f"{statistics.geometric_mean(first):.3f}, worst {min(first):.3f}, below PRB "
                 f"{sum(r < 1 for r in first)}; every run ({len(every)}) below PRB "
                 f"{sum(r < 1 for r in every)}, worst {min(every):.3f}"
             )

@@ -45,6 +45,7 @@ from wattsched.scheduler.hybrid.search import (
     hybrid_search,
 )
 from wattsched.scheduler.hybrid.starts import StartChecks
+from wattsched.scheduler.hybrid.twins import first_come_among_twins
 from wattsched.scheduler.hybrid.workclock import WorkClock
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Assignment, Plan, Snapshot, SolverStats
@@ -281,7 +282,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
                 self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
-        assignments = best.assignments
+        assignments = first_come_among_twins(best.assignments, snap.queued)
         stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust, "mode": self.mode})
         if self.on_replan is not None:
             self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,
