@@ -282,7 +282,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
                 self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
-        assignments = first_come_among_twins(best.assignments, snap.queued)
+        assignments = first_come_among_twins(best.assignments, real.queued)  # real walltimes
         stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust, "mode": self.mode})
         if self.on_replan is not None:
             self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,

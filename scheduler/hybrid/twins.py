@@ -37,7 +37,8 @@ def first_come_among_twins(
     """``assignments`` with each class of twins' slots given to its jobs in PRB's order: the
     earliest slot (start, then the order of the plan) to the twin PRB puts first, and a twin
     the plan leaves out is a later one. Slots of jobs not queued (running, or unknown), held
-    jobs and jobs without a twin are left as they are."""
+    jobs and jobs without a twin are left as they are. ``queued``: the jobs as the RMS gave
+    them (with predicted walltimes two unlike jobs can look alike)."""
     classes: dict[Hashable, list[Job]] = defaultdict(list)
     for job in queued:
         if not job.held:
