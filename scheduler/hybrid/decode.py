@@ -53,6 +53,9 @@ class ListDecoder:
         self.snap = snap
         self.cache = cache
         self.max_ewt = snap.max_ewt()
+        self.ops = 0
+        """The compiled decodes' work so far, in the kernel's steps (none counted for a
+        decode by :func:`.map_schedule`, where the kernel does not apply)."""
         state = cache.state(snap)
         placements = cache.running_placements()
         running = [(rj.job.id, rj.end_estimate) for rj in snap.running]
@@ -126,13 +129,15 @@ class ListDecoder:
 
     def _run(self, perm: IntArray) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray]:
         s, a = self.state, self.state.arrays
-        return list_decode(
+        start, seq, placed, pool_i, pool_c, plen, ops = list_decode(
             perm, self.snap.time, s.free, s.busy_units, s.held_whole, s.power_w, a.usable,
             a.capacity, a.efficiency, a.first_core_w, a.has_first_core, self.cap_t, self.cap_w,
             self.req, self.nz, self.nnz, self.units, self.walltime, self.shape, self.flat_w,
             self.node_w, self.min_w, self.rule, self.exclusive, self.id_rank, self.ends0,
             self.ptr, self.pool_i, self.pool_c, self.plen0, self.n_running, self.n_shapes,
         )  # fmt: skip
+        self.ops += ops
+        return start, seq, placed, pool_i, pool_c, plen
 
     def objective(self, jobs: Sequence[Job]) -> float:
         """The mean weighted queue time of ``jobs`` list scheduled (``inf``: some unplaced)."""

@@ -129,12 +129,15 @@ def list_decode(
     plen0: IntArray,
     n_running: int,
     n_shapes: int,
-) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray]:
+) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray, int]:
     """List schedule the waiting entities ``perm`` (in priority order) from ``t0``.
 
     Returns ``(start, seq, placed, pool_i, pool_c, plen)``: each entity's start (-1: never
     placed), the entities in placement order (``seq[:placed]``), and the node indexes and
-    unit counts of entity ``e``: ``pool_*[ptr[e]:ptr[e] + plen[e]]``.
+    unit counts of entity ``e``: ``pool_*[ptr[e]:ptr[e] + plen[e]]``; and ``ops``, the
+    decode's work counted in steps (per event: the entity scans and the waiting jobs tried;
+    per node order and per first fit: the nodes), which a deterministic budget charges
+    (:mod:`.workclock`) as a stand-in for its time.
     """
     n_ent = units.shape[0]
     free = free0.copy()
@@ -171,7 +174,10 @@ def list_decode(
             total[e, r] = req[e, r] * units[e]
     one_step = cap_t.shape[0] == 1
     t = t0
+    n_nodes = free.shape[0]
+    ops = n_ent + n_nodes
     while n_wait > 0:
+        ops += 2 * n_ent + n_wait
         # Release every entity ended by t, in (end, id) order.
         k = 0
         for e in range(n_ent):
@@ -226,6 +232,8 @@ def list_decode(
                         if not fresh:
                             efficiency_load_order(free, capacity, efficiency, order)
                             fresh = True
+                            ops += n_nodes
+                        ops += n_nodes
                         ok = _place(e, free, busy, held, excl, power, limit, usable,
                                     first_core_w, has_first_core, req, nz, nnz, units,
                                     flat_w, node_w, rule, exclusive, ptr, pool_i, pool_c,
@@ -263,7 +271,7 @@ def list_decode(
         if nxt < 0:
             break
         t = nxt
-    return start, seq, placed, pool_i, pool_c, plen
+    return start, seq, placed, pool_i, pool_c, plen, ops
 
 
 @njit(cache=True, nogil=True)

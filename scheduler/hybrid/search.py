@@ -47,7 +47,7 @@ from wattsched.scheduler.hybrid.search_params import (
     SearchParams,
     TimeoutPolicy,
 )
-from wattsched.scheduler.hybrid.workclock import DET_PER_S, WorkClock
+from wattsched.scheduler.hybrid.workclock import DECODE_STEP_S, WorkClock, cp_seconds_per_det
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot, SolverStats
 
@@ -112,6 +112,8 @@ def hybrid_search(
     # the mapper itself: a CP solution's release times take it, not the compiled decode).
     reserve = 2 * (timer() - t_start) + 0.01
     decoder = ListDecoder(snap, cache)
+    if isinstance(timer, WorkClock):
+        timer.meter(lambda: decoder.ops, DECODE_STEP_S)
     best = prb
     history: list[tuple[str, float]] = [("prb", prb.objective)]
     max_ewt = snap.max_ewt()
@@ -160,6 +162,7 @@ def hybrid_search(
         if not params.cp:
             extra["skipped"] = "no cp"
         extra["best_source"] = best.source
+        extra["decode_steps"] = decoder.ops
         return _finish(
             best,
             prb,
@@ -191,6 +194,7 @@ def hybrid_search(
     cp_end = timer() + params.cp_share * (deadline - timer()) if use_lns else deadline
     last: CpOutcome | None = None
     max_iter = params.iterations if params.feedback else 1
+    per_det = cp_seconds_per_det(len(doable) + len(snap.running))  # a WorkClock's charge
     while iterations < max_iter:
         remaining = cp_end - timer() - reserve
         if remaining <= 0.02:
@@ -200,7 +204,7 @@ def hybrid_search(
             out = solve_pooled(
                 problem,
                 time_limit_s=min(limit, remaining) if work is None else max(work.wall_left(), 0.01),
-                deterministic_time=None if work is None else min(limit, remaining) * DET_PER_S,
+                deterministic_time=None if work is None else min(limit, remaining) / per_det,
                 workers=params.workers,
                 cuts=cuts,
                 running_ends=running_ends,
@@ -217,7 +221,8 @@ def hybrid_search(
         solves += 1
         solver_s += out.seconds
         if work is not None:
-            work.spend(out.deterministic_time / DET_PER_S)
+            work.spend(out.deterministic_time * per_det)
+            extra["cp_det"] = round(float(extra.get("cp_det", 0.0)) + out.deterministic_time, 4)
         status = out.status
         if out.starts is None:
             if (
@@ -272,6 +277,7 @@ def hybrid_search(
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves
     extra["best_source"] = best.source
+    extra["decode_steps"] = decoder.ops
     bound = _valid_bound(snap, params, best, doable)
     if bound is not None:
         extra["gap"] = round(best.objective / bound, 4) if bound > 0 else 0.0
@@ -318,7 +324,8 @@ def _finish(
 ) -> SearchOutcome:
     extra["solver_seconds"] = round(solver_s, 4)
     if isinstance(timer, WorkClock):
-        extra.update(work_s=round(timer() - t_start, 4), work_reads=timer.reads)
+        extra.update(work_s=round(timer() - t_start, 4), work_reads=timer.reads,
+                     work_metered=round(timer.metered(), 4))  # fmt: skip
         if timer.capped:  # stopped by the wall cap: not reproducible
             extra["work_capped"] = 1
     extra["mapped_schedules"] = len(history)

@@ -10,11 +10,14 @@ import pytest
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
+from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.search import SearchParamError
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
-from wattsched.scheduler.hybrid.workclock import WorkClock
-from wattsched.scheduler.model import PowerCap
+from wattsched.scheduler.hybrid.workclock import WorkClock, cp_seconds_per_det
+from wattsched.scheduler.mapper import StateCache
+from wattsched.scheduler.model import PowerCap, Snapshot
 
 
 def _searches(deterministic: bool) -> list[tuple[object, ...]]:
@@ -64,3 +67,34 @@ def test_the_work_clock_counts_reads_and_stops_at_its_wall_cap() -> None:
 def test_deterministic_is_for_the_online_mode_only() -> None:
     with pytest.raises(SearchParamError, match="deterministic"):
         HybridDispatcher(mode="offline", deterministic=True)
+
+
+def _decoder(queued: int) -> tuple[ListDecoder, list[object]]:
+    jobs = [replace(j, submit=0) for j in eurora_like_jobs(queued, seed=5)]
+    snap = Snapshot(0, tuple(eurora_like_nodes(6)), (), tuple(jobs), PowerCap.constant(1300.0))
+    decoder = ListDecoder(snap, StateCache())
+    assert decoder.compiled
+    return decoder, list(prb_order(snap.queued))
+
+
+def test_the_clock_charges_each_decode_by_its_steps() -> None:
+    small, order = _decoder(10)
+    small.objective(order)
+    steps = small.ops
+    assert steps > 0
+    small.objective(order)
+    assert small.ops == 2 * steps  # the same list, the same work: reproducible
+    big, big_order = _decoder(60)
+    big.objective(big_order)
+    assert big.ops > 3 * steps  # a longer queue, more events and more jobs tried at each
+    clock = WorkClock(1e-5, budget_s=1.0, wall_cap_s=60.0)
+    clock.meter(lambda: small.ops, 1e-6)
+    before = clock()
+    small.objective(order)
+    assert clock() - before == pytest.approx(1e-5 + steps * 1e-6)
+
+
+def test_cp_seconds_grow_with_the_model_then_level() -> None:
+    rates = [cp_seconds_per_det(n) for n in (0, 20, 60, 100, 150, 400)]
+    assert rates == sorted(rates) and rates[0] == pytest.approx(0.8)
+    assert rates[-1] == rates[-2] == pytest.approx(2.3)
