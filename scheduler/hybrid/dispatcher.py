@@ -42,6 +42,7 @@ from wattsched.scheduler.hybrid.search import (
     SearchParamError,
     SearchParams,
     TimeoutPolicy,
+    Timer,
     hybrid_search,
 )
 from wattsched.scheduler.hybrid.starts import StartChecks
@@ -264,10 +265,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             share = left if left <= 1.0 else 0.6 * left
             params = replace(params, budget_s=min(params.budget_s or math.inf, share))
         t0 = time.perf_counter()
-        clock = {}
+        timer: Timer = time.perf_counter
         if self.deterministic and params.budget_s is not None:
-            clock["timer"] = WorkClock.for_queue(len(snap.queued), params.budget_s)
-        outcome = hybrid_search(snap, self._pc, params, **clock)
+            timer = WorkClock.for_queue(len(snap.queued), params.budget_s)
+        outcome = hybrid_search(snap, self._pc, params, timer=timer)
         best, robust = outcome.best, {}
         if self.mode == "online":
             best, robust = online_choice(real, best, outcome.prb, margin=self.margin,
