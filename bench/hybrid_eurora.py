@@ -310,6 +310,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["deterministic"] = "on"
         if args.online_min_runs is not None:  # absent: the predictor's default then
             row["min_runs"] = args.online_min_runs
+        if args.online_local_search is not None:  # absent: the dispatcher's default then
+            row["local_search"] = args.online_local_search
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -328,6 +330,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["rollout"] = args.online_rollout
                     params["reserve"] = args.online_reserve == "on"
                     params["deterministic"] = args.online_deterministic == "on"
+                    if args.online_local_search is not None:
+                        params["local_search"] = args.online_local_search
                 if name == "hybrid" and args.online_predict == "off":
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
@@ -551,6 +555,13 @@ def main() -> None:
         default=None,
         help="online: ended jobs a class needs before the predictor trusts it "
         "(RuntimePredictor min_runs; default: the predictor's)",
+    )
+    ap.add_argument(
+        "--online-local-search",
+        type=float,
+        default=None,
+        help="online: the share of a search's budget the priority-list local search takes "
+        "before CP-SAT (HybridDispatcher local_search; default: the dispatcher's, 0.5)",
     )
     ap.add_argument(
         "--online-urgent", choices=("on", "off"), default="off",

@@ -30,6 +30,7 @@ VARIANT = (
     "reserve_rank",
     "deterministic",
     "min_runs",
+    "local_search",
 )
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 
