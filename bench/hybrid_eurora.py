@@ -545,9 +545,10 @@ def main() -> None:
     ap.add_argument(
         "--online-deterministic",
         choices=("on", "off"),
-        default="off",
+        default="on",
         help="online: the hybrid's search budget counts work, not wall seconds "
-        "(scheduler/hybrid/workclock.py): a run is reproducible on any machine and load",
+        "(scheduler/hybrid/workclock.py; the dispatcher's default online since session 25): "
+        "a run is reproducible on any machine and load; off: a wall-clock budget",
     )
     ap.add_argument(
         "--online-min-runs",

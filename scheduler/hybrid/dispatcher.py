@@ -101,8 +101,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
     a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
     default: on online); ``deterministic`` (online: the search's budget counts work, not wall
-    seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine, so a
-    replay is reproducible; a wall cap of 3 x the budget still stops a search).
+    seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
+    load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
+    a search; None, the default: on online; False: a wall-clock budget).
     """
 
     name = "hybrid"
@@ -136,7 +137,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         margin: float = 0.0,
         rollout: int = 0,
         reserve: bool | None = None,
-        deterministic: bool = False,
+        deterministic: bool | None = None,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -148,7 +149,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             )
         if deterministic and mode != "online":
             raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
-        self.deterministic = deterministic
+        self.deterministic = mode == "online" if deterministic is None else deterministic
         if not margin >= 0:
             raise SearchParamError(f"HybridDispatcher: margin={margin!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
