@@ -132,7 +132,7 @@ def list_decode(
 ) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray, int]:
     """List schedule the waiting entities ``perm`` (in priority order) from ``t0``.
 
-    Returns ``(start, seq, placed, pool_i, pool_c, plen)``: each entity's start (-1: never
+    Returns ``(start, seq, placed, pool_i, pool_c, plen, ops)``: each entity's start (-1: never
     placed), the entities in placement order (``seq[:placed]``), and the node indexes and
     unit counts of entity ``e``: ``pool_*[ptr[e]:ptr[e] + plen[e]]``; and ``ops``, the
     decode's work counted in steps (per event: the entity scans and the waiting jobs tried;
