@@ -312,6 +312,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["min_runs"] = args.online_min_runs
         if args.online_local_search is not None:  # absent: the dispatcher's default then
             row["local_search"] = args.online_local_search
+        if args.online_spread is not None:  # absent: the predictor's default then (the mean)
+            row["spread"] = args.online_spread
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -336,7 +338,9 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
                     mr = args.online_min_runs
-                    extra = {} if mr is None else {"min_runs": mr}
+                    extra: dict[str, Any] = {} if mr is None else {"min_runs": mr}
+                    if args.online_spread is not None:
+                        extra["spread"] = args.online_spread
                     predictor = RuntimePredictor(gate=args.online_gate == "on", **extra)
                     params["predictor"] = predictor
                     if args.online_predict == "history":  # jobs ended before the trace
@@ -558,6 +562,13 @@ def main() -> None:
         "(RuntimePredictor min_runs; default: the predictor's)",
     )
     ap.add_argument(
+        "--online-spread",
+        type=float,
+        default=None,
+        help="online: a class whose recent runtimes differ by more than this factor is "
+        "predicted at the longest of them (RuntimePredictor spread; default: the mean)",
+    )
+    ap.add_argument(
         "--online-local-search",
         type=float,
         default=None,
@@ -601,6 +612,7 @@ def main() -> None:
             "online_reserve": args.online_reserve,
             "online_deterministic": args.online_deterministic,
             "online_min_runs": args.online_min_runs,
+            "online_spread": args.online_spread,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

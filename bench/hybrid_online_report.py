@@ -31,6 +31,7 @@ VARIANT = (
     "deterministic",
     "min_runs",
     "local_search",
+    "spread",
 )
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 

@@ -70,13 +70,18 @@ class RuntimePredictor:
     ``depth``: how many recent runtimes of a class are kept (their mean is the prediction);
     ``window``: over how many of the last jobs learned :meth:`better_than_walltimes` compares
     the predictions with the walltimes; ``gate``: False to trust the predictions always;
-    ``min_runs``: how many ended jobs a class needs before it predicts (at most ``depth``).
+    ``min_runs``: how many ended jobs a class needs before it predicts (at most ``depth``);
+    ``spread``: None (the default) for the mean of the recent runtimes; a factor > 1 to call
+    a class *erratic* when its recent runtimes differ by more than that factor, and predict
+    the longest of them (a class whose jobs either fail at once or run to the walltime has a
+    mean that neither kind runs: planning on it under-predicts every long run).
     """
 
     depth: int = 2
     window: int = 100
     gate: bool = True
     min_runs: int = 2
+    spread: float | None = None
     _fine: dict[tuple[object, ...], deque[int]] = field(default_factory=dict, repr=False)
     _coarse: dict[tuple[object, ...], deque[int]] = field(default_factory=dict, repr=False)
     _watch: dict[str, tuple[Job, int, int]] = field(default_factory=dict, repr=False)
@@ -96,6 +101,8 @@ class RuntimePredictor:
         if not 1 <= self.min_runs <= self.depth:
             raise ValueError(f"RuntimePredictor: min_runs={self.min_runs!r} must be in "
                              f"[1, depth={self.depth}]")  # fmt: skip
+        if self.spread is not None and not self.spread > 1:
+            raise ValueError(f"RuntimePredictor: spread={self.spread!r} must be > 1 (or None)")
         self._recent = deque(self._recent, maxlen=self.window)
 
     def learn(self, job: Job, runtime: int, predicted: int | None = None) -> None:
@@ -135,6 +142,8 @@ class RuntimePredictor:
         recent = self._recent_of(job)[1]
         if not recent:
             return job.walltime
+        if self.spread is not None and max(recent) > self.spread * min(recent):
+            return min(job.walltime, max(recent))  # an erratic class: its longest run
         return max(1, min(job.walltime, round(sum(recent) / len(recent))))
 
     def _recent_of(self, job: Job) -> tuple[str, deque[int] | None]:

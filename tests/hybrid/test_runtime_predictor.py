@@ -194,6 +194,22 @@ def test_depth_is_checked() -> None:
         RuntimePredictor(window=0)
     with pytest.raises(ValueError, match="min_runs"):
         RuntimePredictor(min_runs=3)  # more than the depth kept: it would never speak
+    with pytest.raises(ValueError, match="spread"):
+        RuntimePredictor(spread=1.0)
+
+
+def test_an_erratic_class_is_predicted_at_its_longest_recent_run() -> None:
+    """A class whose jobs either fail at once or run to the walltime (hist_400_20140402_194226's
+    debug jobs: 45 s or 1,800 s): the mean is what neither kind runs; with ``spread`` the
+    class is predicted at its longest recent run once its runs differ by more than that."""
+    runs = [(_job("a", walltime=1800), 45), (_job("b", walltime=1800), 1800)]
+    mean, erratic = RuntimePredictor(), RuntimePredictor(spread=3.0)
+    mean.learn_all(runs)
+    erratic.learn_all(runs)
+    assert mean.predict(_job("x", walltime=1800)) == 922
+    assert erratic.predict(_job("x", walltime=1800)) == 1800
+    erratic.learn_all([(_job("c", walltime=1800), 50), (_job("d", walltime=1800), 100)])
+    assert erratic.predict(_job("x", walltime=1800)) == 75  # within the spread: the mean
 
 
 def _first_started_online(predictor: RuntimePredictor | bool | None) -> str:
