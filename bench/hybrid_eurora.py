@@ -312,6 +312,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["min_runs"] = args.online_min_runs
         if args.online_local_search is not None:  # absent: the dispatcher's default then
             row["local_search"] = args.online_local_search
+        if args.online_urgent == "on" and args.online_urgent_wait:  # absent: every urgent job
+            row["urgent_wait"] = args.online_urgent_wait
         if args.online_spread is not None:  # absent: the predictor's default then (the mean)
             row["spread"] = args.online_spread
         if cap_w > args.online_cap:
@@ -327,6 +329,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                                                                     "seed": seed}  # fmt: skip
                 if name == "hybrid" and args.online_urgent == "on":
                     params["urgent_first"] = True
+                    params["urgent_wait"] = args.online_urgent_wait
                 if name == "hybrid":
                     params["margin"] = args.online_margin
                     params["rollout"] = args.online_rollout
@@ -562,6 +565,14 @@ def main() -> None:
         "(RuntimePredictor min_runs; default: the predictor's)",
     )
     ap.add_argument(
+        "--online-urgent-wait",
+        type=float,
+        default=0.0,
+        help="online, with --online-urgent on: only the urgent queue's jobs that have waited "
+        "this many times their queue's expected wait start first (HybridDispatcher "
+        "urgent_wait; 0: all)",
+    )
+    ap.add_argument(
         "--online-spread",
         type=float,
         default=None,
@@ -613,6 +624,7 @@ def main() -> None:
             "online_deterministic": args.online_deterministic,
             "online_min_runs": args.online_min_runs,
             "online_spread": args.online_spread,
+            "online_urgent_wait": args.online_urgent_wait,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

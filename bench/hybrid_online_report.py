@@ -32,6 +32,7 @@ VARIANT = (
     "min_runs",
     "local_search",
     "spread",
+    "urgent_wait",
 )
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 

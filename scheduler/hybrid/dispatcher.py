@@ -95,7 +95,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     running are not those the plan expects); every start is still checked on the real
     snapshot; False: walltimes; None, the default: a gated one online, walltimes offline);
     ``urgent_first`` (online: the jobs of the most urgent queue that fit now start first,
-    PRB's rule for that queue, :mod:`.urgent`); ``margin`` (online: a searched plan is taken
+    PRB's rule for that queue, :mod:`.urgent`; ``urgent_wait`` k > 0: only those that have
+    waited k times their queue's expected wait); ``margin`` (online: a searched plan is taken
     only when its objective beats PRB's plan's by this share, else PRB's plan; 0: the best);
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
@@ -134,6 +135,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         research: ResearchPolicy | Mapping[str, Any] | None = None,
         predictor: RuntimePredictor | bool | None = None,
         urgent_first: bool = False,
+        urgent_wait: float = 0.0,
         margin: float = 0.0,
         rollout: int = 0,
         reserve: bool | None = None,
@@ -150,6 +152,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         if deterministic and mode != "online":
             raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
         self.deterministic = mode == "online" if deterministic is None else deterministic
+        if not urgent_wait >= 0:
+            raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
         if not margin >= 0:
             raise SearchParamError(f"HybridDispatcher: margin={margin!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
@@ -210,6 +214,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._predicted: dict[str, int] = {}
         self._vcache: StateCache | None = None
         self.urgent = urgent_first and mode == "online"
+        self.urgent_wait = urgent_wait
         self.margin = margin if mode == "online" else 0.0
         self.rollout = rollout
         self.reserve = mode == "online" and reserve is not False  # None: online, on

@@ -23,6 +23,7 @@ class StartChecks:
 
     cache: StateCache
     urgent: bool
+    urgent_wait: float
     reserve: bool
     predictor: RuntimePredictor | None
     arrivals: Arrivals
@@ -50,7 +51,7 @@ class StartChecks:
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs)
         self._res = res
         if self.urgent:
-            out += urgent_starts(snap, self.cache, state, res)
+            out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)
         first = {a.job_id for a in out}
         for a in selected:
             if a.job_id in first:

@@ -19,17 +19,23 @@ def _jobs() -> list[Job]:
     return [urgent, *rest]
 
 
-def _started_now(urgent_first: bool) -> list[str]:
+def _started_now(urgent_first: bool, wait: float = 0.0, now: int = 0) -> list[str]:
     node = Node("n1", Resources(cores=16))
-    hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.3,
-                              predictor=False, urgent_first=urgent_first)  # fmt: skip
-    plan = hybrid.plan(Snapshot(0, (node,), (), tuple(_jobs())))
-    return [a.job_id for a in plan.assignments if a.start == 0]
+    hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.3, predictor=False,
+                              urgent_first=urgent_first, urgent_wait=wait)  # fmt: skip
+    plan = hybrid.plan(Snapshot(now, (node,), (), tuple(_jobs())))
+    return [a.job_id for a in plan.assignments if a.start == now]
 
 
 def test_the_most_urgent_job_that_fits_starts_first_only_with_urgent_first() -> None:
     assert _started_now(False) == ["p0"]  # the plan: the ten short ones first
     assert _started_now(True) == ["u"]  # PRB's rule for the urgent queue
+
+
+def test_urgent_wait_puts_first_only_an_urgent_job_kept_waiting_long() -> None:
+    # urgent_wait 2: the urgent job (EWT 1,800 s) goes first once it has waited 3,600 s.
+    assert _started_now(True, wait=2.0, now=3599) == ["p0"]
+    assert _started_now(True, wait=2.0, now=3600) == ["u"]
 
 
 def test_urgent_first_keeps_the_cap_and_the_nodes_and_is_online_only() -> None:
