@@ -316,6 +316,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["urgent_wait"] = args.online_urgent_wait
         if args.online_spread is not None:  # absent: the predictor's default then (the mean)
             row["spread"] = args.online_spread
+        if args.online_reserve_cores:  # absent: 0 (wide means two units or more)
+            row["reserve_cores"] = args.online_reserve_cores
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -334,6 +336,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["margin"] = args.online_margin
                     params["rollout"] = args.online_rollout
                     params["reserve"] = args.online_reserve == "on"
+                    params["reserve_cores"] = args.online_reserve_cores
                     params["deterministic"] = args.online_deterministic == "on"
                     if args.online_local_search is not None:
                         params["local_search"] = args.online_local_search
@@ -573,6 +576,14 @@ def main() -> None:
         "urgent_wait; 0: all)",
     )
     ap.add_argument(
+        "--online-reserve-cores",
+        type=int,
+        default=0,
+        help="online, with --online-reserve on: a job whose units need this many cores in "
+        "all is wide too, e.g. a whole 16-core node (HybridDispatcher reserve_cores; 0: wide "
+        "means two units or more)",
+    )
+    ap.add_argument(
         "--online-spread",
         type=float,
         default=None,
@@ -625,6 +636,7 @@ def main() -> None:
             "online_min_runs": args.online_min_runs,
             "online_spread": args.online_spread,
             "online_urgent_wait": args.online_urgent_wait,
+            "online_reserve_cores": args.online_reserve_cores,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

@@ -33,6 +33,7 @@ VARIANT = (
     "local_search",
     "spread",
     "urgent_wait",
+    "reserve_cores",
 )
 """What a trace's runs share for two files' runs of it to be one row (with PRB's objective)."""
 

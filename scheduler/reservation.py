@@ -130,9 +130,12 @@ class Arrivals:
 
 
 def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float = QUANTILE,
-             wide: int = WIDE, reference: Sequence[Job] = ()) -> list[Job]:  # fmt: skip
+             wide: int = WIDE, reference: Sequence[Job] = (),
+             wide_cores: int = 0) -> list[Job]:  # fmt: skip
     """The starving jobs of ``snap`` in PRB's order (see the module doc); ``reference``: the
-    jobs the value test ranks against (empty: the queue)."""
+    jobs the value test ranks against (empty: the queue); ``wide_cores`` > 0: a job of fewer
+    than ``wide`` units is wide too when its units need that many cores in all (a whole
+    node's: under a flow of one-core jobs a node rarely empties by itself)."""
     queued = prb_order(snap.queued)
     if not queued:
         return []
@@ -142,8 +145,12 @@ def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float 
 
     ranked = sorted(index(j) for j in (reference or queued))
     bar = ranked[int(quantile * (len(ranked) - 1))]
+
+    def is_wide(j: Job) -> bool:
+        return j.units >= wide or (wide_cores > 0 and j.units * j.unit.cores >= wide_cores)
+
     return [j for j in queued
-            if j.units >= wide and snap.time - j.submit >= k * j.ewt
+            if is_wide(j) and snap.time - j.submit >= k * j.ewt
             and index(j) >= bar]  # fmt: skip
 
 
@@ -176,12 +183,13 @@ def heads_first(
     state: ClusterState,
     predict: Predict,
     reference: Sequence[Job] = (),
+    wide_cores: int = 0,
 ) -> tuple[list[Assignment], Reservation | None]:
     """The starving jobs that fit now, started in PRB's order (booked in ``state``), and the
-    reservation of the first that does not (None: none); ``reference`` as for
-    :func:`starving`."""
+    reservation of the first that does not (None: none); ``reference`` and ``wide_cores`` as
+    for :func:`starving`."""
     out: list[Assignment] = []
-    for job in starving(snap, predict, reference=reference):
+    for job in starving(snap, predict, reference=reference, wide_cores=wide_cores):
         jv = cache.vec(job)
         got = state.place(jv, prb_node_order(state), snap.time)
         if got is None:

@@ -101,7 +101,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
     a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
-    default: on online); ``deterministic`` (online: the search's budget counts work, not wall
+    default: on online; ``reserve_cores`` > 0: a job whose units need that many cores in all
+    is wide too); ``deterministic`` (online: the search's budget counts work, not wall
     seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
     load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
     a search; None, the default: on online; False: a wall-clock budget).
@@ -139,6 +140,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         margin: float = 0.0,
         rollout: int = 0,
         reserve: bool | None = None,
+        reserve_cores: int = 0,
         deterministic: bool | None = None,
     ) -> None:
         super().__init__()
@@ -154,6 +156,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.deterministic = mode == "online" if deterministic is None else deterministic
         if not urgent_wait >= 0:
             raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
+        if reserve_cores < 0:
+            raise SearchParamError(
+                f"HybridDispatcher: reserve_cores={reserve_cores!r} must be >= 0"
+            )
         if not margin >= 0:
             raise SearchParamError(f"HybridDispatcher: margin={margin!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
@@ -218,6 +224,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.margin = margin if mode == "online" else 0.0
         self.rollout = rollout
         self.reserve = mode == "online" and reserve is not False  # None: online, on
+        self.reserve_cores = reserve_cores
         self.arrivals = Arrivals()
 
     # -- the dispatcher interface -------------------------------------------------------------

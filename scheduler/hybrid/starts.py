@@ -25,6 +25,7 @@ class StartChecks:
     urgent: bool
     urgent_wait: float
     reserve: bool
+    reserve_cores: int
     predictor: RuntimePredictor | None
     arrivals: Arrivals
     """The recent arrivals (``reserve``): the reference of the starving test."""
@@ -48,7 +49,8 @@ class StartChecks:
         out: list[Assignment] = []
         res = None
         if self.reserve:
-            out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs)
+            out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
+                                   self.reserve_cores)  # fmt: skip
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)

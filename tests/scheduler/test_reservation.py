@@ -126,3 +126,42 @@ def test_the_value_test_ranks_against_the_recent_arrivals() -> None:
     arrivals.observe(Snapshot(4_400, tuple(NODES), (), (), cap))
     arrivals.observe(Snapshot(4_500, tuple(NODES), (), (_wide(),), cap))
     assert [j.id for j in arrivals.jobs][-1] == "w"  # gone, then queued again: requeued
+
+
+def _whole_node_job() -> Job:
+    return Job(id="u", submit=600, walltime=300, units=1, unit=WHOLE, queue="reservation",
+               ewt=1800, runtime=60)  # fmt: skip
+
+
+def _core_flow(count: int = 100) -> list[Job]:
+    """A one-core job every 70 s, each running 1,000 s: 14-15 of the node's 16 cores always
+    busy, the node never empty until the flow dries up."""
+    return [Job(id=f"c{k}", submit=70 * k, walltime=1000, units=1, unit=Resources(cores=1),
+                queue="parallel", ewt=21_600, runtime=1000) for k in range(count)]  # fmt: skip
+
+
+def test_a_one_unit_whole_node_job_is_wide_with_wide_cores() -> None:
+    walltime = lambda j: j.walltime  # noqa: E731
+    snap = Snapshot(4_200, (NODES[0],), (), (_whole_node_job(), *_core_flow(60)[55:]),
+                    PowerCap.constant(10_000.0))  # fmt: skip
+    assert starving(snap, walltime) == []  # one unit: not wide
+    assert [j.id for j in starving(snap, walltime, wide_cores=16)] == ["u"]
+    assert starving(snap, walltime, wide_cores=17) == []
+
+
+def test_the_hybrid_reserves_a_node_for_a_starving_whole_node_job() -> None:
+    def start(reserve_cores: int) -> int:
+        cluster = SimulatedCluster([NODES[0]], [_whole_node_job(), *_core_flow()],
+                                   PowerCap.constant(10_000.0), record_power=False)  # fmt: skip
+        hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.05,
+                                  predictor=False, reserve_cores=reserve_cores)  # fmt: skip
+        res = replay(cluster, hybrid)
+        assert res.start_errors == 0 and cluster.cap_violation_s == 0
+        assert all(r.start is not None for r in cluster.records.values())
+        got = cluster.records["u"].start
+        assert got is not None
+        return got
+
+    assert start(0) >= 6_500  # only once the flow has dried up (7,000 s)
+    # Starving from 600 + 2 x 1,800; then the one-core jobs on its node end within 1,000 s.
+    assert 4_200 <= start(16) <= 5_300
