@@ -129,6 +129,12 @@ class Arrivals:
         self._ids.update(j.id for j in snap.queued)
 
 
+def waited(snap: Snapshot, j: Job, k: float) -> bool:
+    """Whether ``j`` has waited at least ``k`` times its queue's expected wait time by
+    ``snap``'s time (the test of :func:`starving` and of the hybrid's ``urgent_wait``)."""
+    return snap.time - j.submit >= k * j.ewt
+
+
 def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float = QUANTILE,
              wide: int = WIDE, reference: Sequence[Job] = (),
              wide_cores: int = 0) -> list[Job]:  # fmt: skip
@@ -150,7 +156,7 @@ def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float 
         return j.units >= wide or (wide_cores > 0 and j.units * j.unit.cores >= wide_cores)
 
     return [j for j in queued
-            if is_wide(j) and snap.time - j.submit >= k * j.ewt
+            if is_wide(j) and waited(snap, j, k)
             and index(j) >= bar]  # fmt: skip
 
 

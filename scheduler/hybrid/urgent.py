@@ -22,7 +22,7 @@ from __future__ import annotations
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Snapshot
-from wattsched.scheduler.reservation import Reservation, greedy_starts
+from wattsched.scheduler.reservation import Reservation, greedy_starts, waited
 
 
 def urgent_starts(
@@ -40,6 +40,5 @@ def urgent_starts(
     if not queued:
         return []
     top = min(j.ewt for j in queued)
-    urgent = prb_order([j for j in queued if j.ewt == top
-                        and snap.time - j.submit >= wait * j.ewt])  # fmt: skip
+    urgent = prb_order([j for j in queued if j.ewt == top and waited(snap, j, wait)])
     return greedy_starts(snap, cache, state, urgent, res)
