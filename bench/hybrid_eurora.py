@@ -316,8 +316,11 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["urgent_wait"] = args.online_urgent_wait
         if args.online_spread is not None:  # absent: the predictor's default then (the mean)
             row["spread"] = args.online_spread
-        if args.online_reserve_cores:  # absent: 0 (wide means two units or more)
-            row["reserve_cores"] = args.online_reserve_cores
+        reserve_cores = args.online_reserve_cores
+        if reserve_cores is None:  # the dispatcher's default: the largest node's cores
+            reserve_cores = max(n.capacity.cores for n in nodes)
+        if reserve_cores and args.online_reserve == "on":  # absent: 0 (two units or more)
+            row["reserve_cores"] = reserve_cores
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -578,10 +581,10 @@ def main() -> None:
     ap.add_argument(
         "--online-reserve-cores",
         type=int,
-        default=0,
+        default=None,
         help="online, with --online-reserve on: a job whose units need this many cores in "
-        "all is wide too, e.g. a whole 16-core node (HybridDispatcher reserve_cores; 0: wide "
-        "means two units or more)",
+        "all is wide too (HybridDispatcher reserve_cores; absent: the largest node's cores, "
+        "a whole node; 0: wide means two units or more)",
     )
     ap.add_argument(
         "--online-spread",

@@ -12,7 +12,9 @@ gives its head one: the earliest time at which, with the running jobs ending at 
 estimates (the walltimes the RMS knows), its units fit and the cap holds (the *shadow time*),
 and the nodes it would use then. A later start must then not delay it: it ends (by its
 walltime) before the shadow time, or it avoids those nodes and leaves the head its power at
-the shadow time. A job is starving when it is wide (at least ``wide`` units), has waited
+the shadow time. A job is starving when it is wide (at least ``wide`` units, or with
+``wide_cores`` units needing that many cores in all: the hybrid's default, a whole node's
+worth, since a flow of one-core jobs rarely leaves a node empty either), has waited
 ``k`` times its queue's expected wait time, and is worth its room: its weight over its
 predicted area (units x cores x predicted runtime, the Smith-rule index the hybrid's
 orderings use) is in the top ``1 - quantile`` of the last ``ARRIVALS`` jobs to arrive. The

@@ -101,11 +101,12 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
     a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
-    default: on online; ``reserve_cores`` > 0: a job whose units need that many cores in all
-    is wide too); ``deterministic`` (online: the search's budget counts work, not wall
-    seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
-    load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
-    a search; None, the default: on online; False: a wall-clock budget).
+    default: on online; ``reserve_cores``: a job whose units need that many cores in all is
+    wide too; None, the default: the cores of the largest node, a job that needs a whole node;
+    0: wide means two units or more); ``deterministic`` (online: the search's budget counts
+    work, not wall seconds, :mod:`.workclock`: the same snapshots give the same plans on any
+    machine and load, so decisions and replays are reproducible; a wall cap of 3 x the budget
+    still stops a search; None, the default: on online; False: a wall-clock budget).
     """
 
     name = "hybrid"
@@ -140,7 +141,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         margin: float = 0.0,
         rollout: int = 0,
         reserve: bool | None = None,
-        reserve_cores: int = 0,
+        reserve_cores: int | None = None,
         deterministic: bool | None = None,
     ) -> None:
         super().__init__()
@@ -156,7 +157,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.deterministic = mode == "online" if deterministic is None else deterministic
         if not urgent_wait >= 0:
             raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
-        if reserve_cores < 0:
+        if reserve_cores is not None and reserve_cores < 0:
             raise SearchParamError(
                 f"HybridDispatcher: reserve_cores={reserve_cores!r} must be >= 0"
             )

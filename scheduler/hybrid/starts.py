@@ -1,5 +1,5 @@
 """What the hybrid starts now: the plan's starts checked on the real cluster, the fill, and
-(opt-in) a starving wide job's reservation (:mod:`wattsched.scheduler.reservation`). A mixin
+(online) a starving wide job's reservation (:mod:`wattsched.scheduler.reservation`). A mixin
 of :class:`.dispatcher.HybridDispatcher`."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class StartChecks:
     urgent: bool
     urgent_wait: float
     reserve: bool
-    reserve_cores: int
+    reserve_cores: int | None
     predictor: RuntimePredictor | None
     arrivals: Arrivals
     """The recent arrivals (``reserve``): the reference of the starving test."""
@@ -49,8 +49,11 @@ class StartChecks:
         out: list[Assignment] = []
         res = None
         if self.reserve:
+            wide = self.reserve_cores
+            if wide is None:  # a job that needs a whole node of the largest kind
+                wide = max((n.capacity.cores for n in snap.nodes), default=0)
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
-                                   self.reserve_cores)  # fmt: skip
+                                   wide)  # fmt: skip
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)

@@ -150,7 +150,7 @@ def test_a_one_unit_whole_node_job_is_wide_with_wide_cores() -> None:
 
 
 def test_the_hybrid_reserves_a_node_for_a_starving_whole_node_job() -> None:
-    def start(reserve_cores: int) -> int:
+    def start(reserve_cores: int | None) -> int:
         cluster = SimulatedCluster([NODES[0]], [_whole_node_job(), *_core_flow()],
                                    PowerCap.constant(10_000.0), record_power=False)  # fmt: skip
         hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.05,
@@ -164,4 +164,5 @@ def test_the_hybrid_reserves_a_node_for_a_starving_whole_node_job() -> None:
 
     assert start(0) >= 6_500  # only once the flow has dried up (7,000 s)
     # Starving from 600 + 2 x 1,800; then the one-core jobs on its node end within 1,000 s.
-    assert 4_200 <= start(16) <= 5_300
+    assert 4_200 <= (reserved := start(16)) <= 5_300
+    assert start(None) == reserved  # the default: the largest node's cores (16), a whole node
