@@ -57,7 +57,7 @@ from wattsched.scheduler.hybrid.bound import fluid_bound, lp_bound
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.robust import KINDS
 from wattsched.scheduler.model import Job, Node, PowerCap, PowerState, Snapshot, SolverStats
-from wattsched.scheduler.reservation import ARRIVALS
+from wattsched.scheduler.reservation import ARRIVALS, whole_node_cores
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eurora"
@@ -318,7 +318,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["spread"] = args.online_spread
         reserve_cores = args.online_reserve_cores
         if reserve_cores is None:  # the dispatcher's default: the largest node's cores
-            reserve_cores = max(n.capacity.cores for n in nodes)
+            reserve_cores = whole_node_cores(nodes)
         if reserve_cores and args.online_reserve == "on":  # absent: 0 (two units or more)
             row["reserve_cores"] = reserve_cores
         if cap_w > args.online_cap:

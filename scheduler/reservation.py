@@ -46,7 +46,7 @@ import numpy as np
 
 from wattsched.scheduler.dispatcher import Dispatcher, prb_order, register
 from wattsched.scheduler.mapper import ClusterState, StateCache
-from wattsched.scheduler.model import Assignment, Job, Plan, Snapshot, SolverStats
+from wattsched.scheduler.model import Assignment, Job, Node, Plan, Snapshot, SolverStats
 from wattsched.scheduler.node_arrays import EPS_W, IntArray, JobVec
 from wattsched.scheduler.prb import prb_node_order
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
@@ -129,6 +129,12 @@ class Arrivals:
                 self._ids.add(j.id)
         self._ids = {j.id for j in self.jobs}
         self._ids.update(j.id for j in snap.queued)
+
+
+def whole_node_cores(nodes: Sequence[Node]) -> int:
+    """The cores of the largest of ``nodes`` (0: none): a job whose units need that many is
+    wide for the hybrid's reservation by default (it needs a whole node)."""
+    return max((n.capacity.cores for n in nodes), default=0)
 
 
 def waited(snap: Snapshot, j: Job, k: float) -> bool:

@@ -12,7 +12,13 @@ from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache, placement_of
 from wattsched.scheduler.model import Assignment, Job, Snapshot
 from wattsched.scheduler.prb import prb_node_order
-from wattsched.scheduler.reservation import Arrivals, Reservation, greedy_starts, heads_first
+from wattsched.scheduler.reservation import (
+    Arrivals,
+    Reservation,
+    greedy_starts,
+    heads_first,
+    whole_node_cores,
+)
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 log = logging.getLogger("wattsched.scheduler.hybrid.dispatcher")
@@ -50,8 +56,8 @@ class StartChecks:
         res = None
         if self.reserve:
             wide = self.reserve_cores
-            if wide is None:  # a job that needs a whole node of the largest kind
-                wide = max((n.capacity.cores for n in snap.nodes), default=0)
+            if wide is None:
+                wide = whole_node_cores(snap.nodes)
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
                                    wide)  # fmt: skip
         self._res = res
