@@ -321,6 +321,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             reserve_cores = whole_node_cores(nodes)
         if reserve_cores and args.online_reserve == "on":  # absent: 0 (two units or more)
             row["reserve_cores"] = reserve_cores
+        if args.online_reservations != 1 and args.online_reserve == "on":  # absent: 1
+            row["reservations"] = args.online_reservations
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -340,6 +342,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["rollout"] = args.online_rollout
                     params["reserve"] = args.online_reserve == "on"
                     params["reserve_cores"] = args.online_reserve_cores
+                    params["reservations"] = args.online_reservations
                     params["deterministic"] = args.online_deterministic == "on"
                     if args.online_local_search is not None:
                         params["local_search"] = args.online_local_search
@@ -587,6 +590,13 @@ def main() -> None:
         "a whole node; 0: wide means two units or more)",
     )
     ap.add_argument(
+        "--online-reservations",
+        type=int,
+        default=1,
+        help="online, with --online-reserve on: how many starving jobs hold a reservation at "
+        "once (HybridDispatcher reservations; 1: the first only)",
+    )
+    ap.add_argument(
         "--online-spread",
         type=float,
         default=None,
@@ -640,6 +650,7 @@ def main() -> None:
             "online_spread": args.online_spread,
             "online_urgent_wait": args.online_urgent_wait,
             "online_reserve_cores": args.online_reserve_cores,
+            "online_reservations": args.online_reservations,
             "online_first_seed": args.online_first_seed,
         },
         "total_s": round(time.perf_counter() - t0, 1),

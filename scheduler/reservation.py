@@ -74,6 +74,8 @@ class Reservation:
     at_shadow: ClusterState
     names: tuple[str, ...] = ()
     """The head's node per unit at the shadow time."""
+    placement: tuple[IntArray, IntArray] | None = None
+    """The head's placement at the shadow time (node indexes, units per node)."""
 
     def assignment(self) -> Assignment:
         """The reservation as a later start of the plan (what the API publishes, as EASY's):
@@ -102,6 +104,60 @@ class Reservation:
         order = prb_node_order(state)
         if now + walltime > self.shadow:
             order = order[~np.isin(order, self.nodes)]
+            if len(order) == 0:
+                return None
+        got = state.place(jv, order, now)
+        if got is None or not self.admits(jv, got[0], got[1], now, walltime):
+            return None
+        return got
+
+
+class Reservations:
+    """Several reservations, each for a starving job in PRB's order (``reservations`` > 1):
+    a start now must delay none of them. Conservative backfilling for the starving jobs only:
+    each later reservation is computed with the earlier ones' jobs holding their nodes from
+    now on (:func:`reserve`), so it never takes their room. With one it is exactly that
+    :class:`Reservation`'s rule."""
+
+    def __init__(self, items: Sequence[Reservation]) -> None:
+        if not items:
+            raise ValueError("Reservations: at least one reservation")
+        self.items = list(items)
+
+    @property
+    def job(self) -> Job:
+        """The first reservation's job (the most urgent starving job that does not fit)."""
+        return self.items[0].job
+
+    @property
+    def shadow(self) -> int:
+        """The first reservation's shadow time."""
+        return self.items[0].shadow
+
+    def assignments(self) -> list[Assignment]:
+        """Every reservation as a later start of the plan (:meth:`Reservation.assignment`)."""
+        return [r.assignment() for r in self.items]
+
+    def admits(self, jv: JobVec, idx: IntArray, cnt: IntArray, now: int, walltime: int) -> bool:
+        """True when the start delays no reservation (:meth:`Reservation.admits`)."""
+        return all(r.admits(jv, idx, cnt, now, walltime) for r in self.items)
+
+    def book(self, jv: JobVec, idx: IntArray, cnt: IntArray, now: int, walltime: int) -> None:
+        """Note a start in every reservation (:meth:`Reservation.book`)."""
+        for r in self.items:
+            r.book(jv, idx, cnt, now, walltime)
+
+    def place(
+        self, state: ClusterState, jv: JobVec, now: int, walltime: int
+    ) -> tuple[IntArray, IntArray] | None:
+        """A placement now (PRB's node order, off the nodes of every reservation whose shadow
+        time it would run past) that :meth:`admits`, or None."""
+        if len(self.items) == 1:
+            return self.items[0].place(state, jv, now, walltime)
+        order = prb_node_order(state)
+        blocked = [r.nodes for r in self.items if now + walltime > r.shadow]
+        if blocked:
+            order = order[~np.isin(order, np.concatenate(blocked))]
             if len(order) == 0:
                 return None
         got = state.place(jv, order, now)
@@ -169,14 +225,23 @@ def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float 
 
 
 def reserve(
-    snap: Snapshot, cache: StateCache, state: ClusterState, head: Job
+    snap: Snapshot,
+    cache: StateCache,
+    state: ClusterState,
+    head: Job,
+    earlier: Sequence[Reservation] = (),
 ) -> Reservation | None:
     """``head``'s reservation from ``state`` (the cluster now, ``cache`` having seen
     ``snap``): the running jobs released in the order of their end estimates until it fits;
-    None when it never does."""
+    None when it never does. The jobs of the ``earlier`` reservations hold their nodes from
+    now on (conservative: the head never takes their room), and each of those that the head
+    runs beside at its shadow time has the head's power booked there."""
     jv = cache.vec(head)
     placements = cache.running_placements()
     later = state.copy()
+    for r in earlier:
+        assert r.placement is not None
+        later.commit(cache.vec(r.job), *r.placement)
     for rj in sorted(snap.running, key=lambda r: (r.end_estimate, r.job.id)):
         booked = placements.get(rj.job.id)
         if booked is None:
@@ -187,7 +252,10 @@ def reserve(
         if got is not None:
             names = later.names_for(*got)
             later.commit(jv, *got)
-            return Reservation(head, np.unique(got[0]), t, later, names)
+            for r in earlier:
+                if t <= r.shadow < t + head.walltime:
+                    r.at_shadow.commit(jv, *got)
+            return Reservation(head, np.unique(got[0]), t, later, names, got)
     return None
 
 
@@ -198,19 +266,34 @@ def heads_first(
     predict: Predict,
     reference: Sequence[Job] = (),
     wide_cores: int = 0,
-) -> tuple[list[Assignment], Reservation | None]:
+    limit: int = 1,
+) -> tuple[list[Assignment], Reservations | None]:
     """The starving jobs that fit now, started in PRB's order (booked in ``state``), and the
-    reservation of the first that does not (None: none); ``reference`` and ``wide_cores`` as
-    for :func:`starving`."""
+    reservations of the first ``limit`` that do not (None: none; the starving jobs after the
+    last reserved one wait); ``reference`` and ``wide_cores`` as for :func:`starving`. A
+    starving job after a reserved one starts now only if it delays no reservation."""
     out: list[Assignment] = []
+    held: list[Reservation] = []
+    now = snap.time
     for job in starving(snap, predict, reference=reference, wide_cores=wide_cores):
         jv = cache.vec(job)
-        got = state.place(jv, prb_node_order(state), snap.time)
+        if held:
+            got = Reservations(held).place(state, jv, now, job.walltime)
+        else:
+            got = state.place(jv, prb_node_order(state), now)
         if got is None:
-            return out, reserve(snap, cache, state, job)
+            r = reserve(snap, cache, state, job, held)
+            if r is None:
+                break
+            held.append(r)
+            if len(held) >= limit:
+                break
+            continue
         state.commit(jv, *got)
-        out.append(Assignment(job.id, snap.time, state.names_for(*got)))
-    return out, None
+        for r in held:
+            r.book(jv, got[0], got[1], now, job.walltime)
+        out.append(Assignment(job.id, now, state.names_for(*got)))
+    return out, (Reservations(held) if held else None)
 
 
 def greedy_starts(
@@ -218,7 +301,7 @@ def greedy_starts(
     cache: StateCache,
     state: ClusterState,
     jobs: Sequence[Job],
-    res: Reservation | None,
+    res: Reservation | Reservations | None,
 ) -> list[Assignment]:
     """``jobs`` (in their order) that fit now and do not delay the reservation ``res``,
     each booked in ``state`` (and in ``res``)."""
@@ -266,7 +349,7 @@ class PRBReserveDispatcher(Dispatcher):
         extra: dict[str, float | int | str] = {}
         if res is not None:  # published as a later start, as EASY's
             extra = {"reserved": res.job.id, "shadow": res.shadow}
-            out.append(res.assignment())
+            out += res.assignments()
         return Plan(snap.time, tuple(out), SolverStats(status="heuristic", extra=extra))
 
 

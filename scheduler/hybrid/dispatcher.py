@@ -103,10 +103,13 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
     default: on online; ``reserve_cores``: a job whose units need that many cores in all is
     wide too; None, the default: the cores of the largest node, a job that needs a whole node;
-    0: wide means two units or more); ``deterministic`` (online: the search's budget counts
-    work, not wall seconds, :mod:`.workclock`: the same snapshots give the same plans on any
-    machine and load, so decisions and replays are reproducible; a wall cap of 3 x the budget
-    still stops a search; None, the default: on online; False: a wall-clock budget).
+    0: wide means two units or more); ``reservations``: how many starving jobs hold a
+    reservation at once (in PRB's order, each computed with the earlier ones booked: a start
+    delays none; 1, the default: the first only); ``deterministic`` (online: the search's
+    budget counts work, not wall seconds, :mod:`.workclock`: the same snapshots give the same
+    plans on any machine and load, so decisions and replays are reproducible; a wall cap of
+    3 x the budget still stops a search; None, the default: on online; False: a wall-clock
+    budget).
     """
 
     name = "hybrid"
@@ -142,6 +145,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         rollout: int = 0,
         reserve: bool | None = None,
         reserve_cores: int | None = None,
+        reservations: int = 1,
         deterministic: bool | None = None,
     ) -> None:
         super().__init__()
@@ -157,6 +161,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.deterministic = mode == "online" if deterministic is None else deterministic
         if not urgent_wait >= 0:
             raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
+        if reservations < 1:
+            raise SearchParamError(f"HybridDispatcher: reservations={reservations!r} must be >= 1")
         if reserve_cores is not None and reserve_cores < 0:
             raise SearchParamError(
                 f"HybridDispatcher: reserve_cores={reserve_cores!r} must be >= 0"
@@ -226,6 +232,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.rollout = rollout
         self.reserve = mode == "online" and reserve is not False  # None: online, on
         self.reserve_cores = reserve_cores
+        self.reservations = reservations
         self.arrivals = Arrivals()
 
     # -- the dispatcher interface -------------------------------------------------------------
@@ -236,10 +243,13 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             self.arrivals.observe(snap)
         plan = self._plan(snap)
         res = self._res
-        if res is not None and res.job.id not in plan.by_job():  # published, as EASY's
-            extra = {**plan.stats.extra, "reserved": res.job.id, "shadow": res.shadow}
-            plan = replace(plan, assignments=(*plan.assignments, res.assignment()),
-                           stats=replace(plan.stats, extra=extra))  # fmt: skip
+        if res is not None:  # published as later starts, as EASY's
+            planned = plan.by_job()
+            later = [a for a in res.assignments() if a.job_id not in planned]
+            if later:
+                extra = {**plan.stats.extra, "reserved": later[0].job_id, "shadow": later[0].start}
+                plan = replace(plan, assignments=(*plan.assignments, *later),
+                               stats=replace(plan.stats, extra=extra))  # fmt: skip
         if self.predictor is not None:  # watched from their start: a short job is learned too
             self.predictor.plan_started(snap, plan)
         return plan

@@ -14,7 +14,7 @@ from wattsched.scheduler.model import Assignment, Job, Snapshot
 from wattsched.scheduler.prb import prb_node_order
 from wattsched.scheduler.reservation import (
     Arrivals,
-    Reservation,
+    Reservations,
     greedy_starts,
     heads_first,
     whole_node_cores,
@@ -32,12 +32,13 @@ class StartChecks:
     urgent_wait: float
     reserve: bool
     reserve_cores: int | None
+    reservations: int
     predictor: RuntimePredictor | None
     arrivals: Arrivals
     """The recent arrivals (``reserve``): the reference of the starving test."""
     _schedule: dict[str, Assignment]
-    _res: Reservation | None = None
-    """This cycle's reservation (``reserve``), from :meth:`_checked` to :meth:`_fill`."""
+    _res: Reservations | None = None
+    """This cycle's reservations (``reserve``), from :meth:`_checked` to :meth:`_fill`."""
 
     def _predict(self, job: Job) -> int:
         return job.walltime if self.predictor is None else self.predictor.predict(job)
@@ -59,7 +60,7 @@ class StartChecks:
             if wide is None:
                 wide = whole_node_cores(snap.nodes)
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
-                                   wide)  # fmt: skip
+                                   wide, self.reservations)  # fmt: skip
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)
@@ -78,7 +79,7 @@ class StartChecks:
             why = state.check(jv, idx, cnt, snap.time)
             if not why and res is not None and not res.admits(jv, idx, cnt, snap.time,
                                                                 job.walltime):  # fmt: skip
-                why = f"it would delay job {res.job.id}'s reservation"
+                why = "it would delay a starving job's reservation"
             if why:
                 log.info("hybrid: job %s waits: %s", a.job_id, why)
                 self._schedule = {}  # the plan no longer matches the cluster: re-plan next time

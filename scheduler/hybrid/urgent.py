@@ -22,14 +22,14 @@ from __future__ import annotations
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import Assignment, Snapshot
-from wattsched.scheduler.reservation import Reservation, greedy_starts, waited
+from wattsched.scheduler.reservation import Reservations, greedy_starts, waited
 
 
 def urgent_starts(
     snap: Snapshot,
     cache: StateCache,
     state: ClusterState,
-    res: Reservation | None = None,
+    res: Reservations | None = None,
     wait: float = 0.0,
 ) -> list[Assignment]:
     """The jobs of the most urgent queue in ``snap`` (not held) that fit now, in PRB's order,
