@@ -543,7 +543,8 @@ def main() -> None:
         type=float,
         default=0.0,
         help="online: the hybrid takes a searched plan only when it beats PRB's plan by this "
-        "share (scheduler/hybrid/dispatcher.py margin; 0: the best)",
+        "share of the weighted wait from now on (scheduler/hybrid/dispatcher.py margin; "
+        "0: the best)",
     )
     ap.add_argument(
         "--online-rollout",

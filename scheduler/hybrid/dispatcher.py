@@ -97,7 +97,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``urgent_first`` (online: the jobs of the most urgent queue that fit now start first,
     PRB's rule for that queue, :mod:`.urgent`; ``urgent_wait`` k > 0: only those that have
     waited k times their queue's expected wait); ``margin`` (online: a searched plan is taken
-    only when its objective beats PRB's plan's by this share, else PRB's plan; 0: the best);
+    only when it beats PRB's plan by this share of the weighted wait PRB's plan leaves from
+    now on, else PRB's plan, :func:`.rollout.online_choice`; 0: the best);
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
     a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the

@@ -101,6 +101,18 @@ def rollout_choice(
     return (best if kept else prb), extra
 
 
+def sunk_wait(snap: Snapshot, schedule: MappedSchedule) -> float:
+    """The part of ``schedule``'s objective no plan can change: the mean weighted wait of its
+    jobs until ``snap``'s time (``max EWT / EWT_i * (now - submit_i)``, the weights of
+    :func:`~wattsched.scheduler.hybrid.problem.weighted_queue_time`)."""
+    queued = {j.id: j for j in snap.queued}
+    jobs = [queued[a.job_id] for a in schedule.assignments if a.job_id in queued]
+    if not schedule.assignments:
+        return 0.0
+    top = snap.max_ewt()
+    return sum(top / j.ewt * (snap.time - j.submit) for j in jobs) / len(schedule.assignments)
+
+
 def online_choice(
     real: Snapshot,
     best: MappedSchedule,
@@ -113,11 +125,19 @@ def online_choice(
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """The online hybrid's choice between a search's ``best`` and PRB's plan ``prb``: PRB's
     unless ``best`` beats it by ``margin`` in the model, then unless its starts win a rollout
-    of ``rollout`` scenarios (:func:`rollout_choice`; 0 or no predictor: not judged)."""
+    of ``rollout`` scenarios (:func:`rollout_choice`; 0 or no predictor: not judged).
+
+    The margin is a share of the weighted wait the plans decide, from now on: what the
+    queued jobs have waited so far (:func:`sunk_wait`) is the same in both plans and left
+    out, so a long-waiting queue does not dilute it (a share of the whole mean weighted queue
+    time, as first built in session 26, asked far less of a plan on a fresh queue than on
+    one that has waited for hours)."""
     if best is prb:
         return best, {}
-    if margin and best.objective * (1 + margin) > prb.objective:
-        return prb, {"margin": "prb"}
+    if margin:
+        sunk = sunk_wait(real, prb)
+        if (best.objective - sunk) * (1 + margin) > prb.objective - sunk:
+            return prb, {"margin": "prb"}
     if rollout and predictor is not None:
         return rollout_choice(real, best, prb, predictor, rollout, seed)
     return best, {}
