@@ -101,15 +101,28 @@ class Reservation:
         self, state: ClusterState, jv: JobVec, now: int, walltime: int
     ) -> tuple[IntArray, IntArray] | None:
         """A placement now (PRB's node order) that :meth:`admits`, or None."""
-        order = prb_node_order(state)
-        if now + walltime > self.shadow:
-            order = order[~np.isin(order, self.nodes)]
-            if len(order) == 0:
-                return None
-        got = state.place(jv, order, now)
-        if got is None or not self.admits(jv, got[0], got[1], now, walltime):
+        blocked = [self.nodes] if now + walltime > self.shadow else []
+        return _place_off(state, jv, now, walltime, blocked, self.admits)
+
+
+Admits = Callable[[JobVec, IntArray, IntArray, int, int], bool]
+
+
+def _place_off(
+    state: ClusterState, jv: JobVec, now: int, walltime: int, blocked: list[IntArray],
+    admits: Admits,
+) -> tuple[IntArray, IntArray] | None:  # fmt: skip
+    """A placement now in PRB's node order off the ``blocked`` nodes that ``admits``, or
+    None."""
+    order = prb_node_order(state)
+    if blocked:
+        order = order[~np.isin(order, np.concatenate(blocked))]
+        if len(order) == 0:
             return None
-        return got
+    got = state.place(jv, order, now)
+    if got is None or not admits(jv, got[0], got[1], now, walltime):
+        return None
+    return got
 
 
 class Reservations:
@@ -152,18 +165,8 @@ class Reservations:
     ) -> tuple[IntArray, IntArray] | None:
         """A placement now (PRB's node order, off the nodes of every reservation whose shadow
         time it would run past) that :meth:`admits`, or None."""
-        if len(self.items) == 1:
-            return self.items[0].place(state, jv, now, walltime)
-        order = prb_node_order(state)
         blocked = [r.nodes for r in self.items if now + walltime > r.shadow]
-        if blocked:
-            order = order[~np.isin(order, np.concatenate(blocked))]
-            if len(order) == 0:
-                return None
-        got = state.place(jv, order, now)
-        if got is None or not self.admits(jv, got[0], got[1], now, walltime):
-            return None
-        return got
+        return _place_off(state, jv, now, walltime, blocked, self.admits)
 
 
 class Arrivals:
