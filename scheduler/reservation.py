@@ -97,40 +97,13 @@ class Reservation:
         if now + walltime > self.shadow:
             self.at_shadow.commit(jv, idx, cnt)
 
-    def place(
-        self, state: ClusterState, jv: JobVec, now: int, walltime: int
-    ) -> tuple[IntArray, IntArray] | None:
-        """A placement now (PRB's node order) that :meth:`admits`, or None."""
-        blocked = [self.nodes] if now + walltime > self.shadow else []
-        return _place_off(state, jv, now, walltime, blocked, self.admits)
-
-
-Admits = Callable[[JobVec, IntArray, IntArray, int, int], bool]
-
-
-def _place_off(
-    state: ClusterState, jv: JobVec, now: int, walltime: int, blocked: list[IntArray],
-    admits: Admits,
-) -> tuple[IntArray, IntArray] | None:  # fmt: skip
-    """A placement now in PRB's node order off the ``blocked`` nodes that ``admits``, or
-    None."""
-    order = prb_node_order(state)
-    if blocked:
-        order = order[~np.isin(order, np.concatenate(blocked))]
-        if len(order) == 0:
-            return None
-    got = state.place(jv, order, now)
-    if got is None or not admits(jv, got[0], got[1], now, walltime):
-        return None
-    return got
-
 
 class Reservations:
-    """Several reservations, each for a starving job in PRB's order (``reservations`` > 1):
-    a start now must delay none of them. Conservative backfilling for the starving jobs only:
-    each later reservation is computed with the earlier ones' jobs holding their nodes from
-    now on (:func:`reserve`), so it never takes their room. With one it is exactly that
-    :class:`Reservation`'s rule."""
+    """The reservations of a cycle, each for a starving job in PRB's order (one, or up to the
+    hybrid's ``reservations``): a start now must delay none of them. With several, conservative
+    backfilling for the starving jobs only: each later reservation is computed with the
+    earlier ones' jobs holding their nodes from now on (:func:`reserve`), so it never takes
+    their room."""
 
     def __init__(self, items: Sequence[Reservation]) -> None:
         if not items:
@@ -165,8 +138,16 @@ class Reservations:
     ) -> tuple[IntArray, IntArray] | None:
         """A placement now (PRB's node order, off the nodes of every reservation whose shadow
         time it would run past) that :meth:`admits`, or None."""
+        order = prb_node_order(state)
         blocked = [r.nodes for r in self.items if now + walltime > r.shadow]
-        return _place_off(state, jv, now, walltime, blocked, self.admits)
+        if blocked:
+            order = order[~np.isin(order, np.concatenate(blocked))]
+            if len(order) == 0:
+                return None
+        got = state.place(jv, order, now)
+        if got is None or not self.admits(jv, got[0], got[1], now, walltime):
+            return None
+        return got
 
 
 class Arrivals:
@@ -304,7 +285,7 @@ def greedy_starts(
     cache: StateCache,
     state: ClusterState,
     jobs: Sequence[Job],
-    res: Reservation | Reservations | None,
+    res: Reservations | None,
 ) -> list[Assignment]:
     """``jobs`` (in their order) that fit now and do not delay the reservation ``res``,
     each booked in ``state`` (and in ``res``)."""

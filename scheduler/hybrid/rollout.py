@@ -105,10 +105,10 @@ def sunk_wait(snap: Snapshot, schedule: MappedSchedule) -> float:
     """The part of ``schedule``'s objective no plan can change: the mean weighted wait of its
     jobs until ``snap``'s time (``max EWT / EWT_i * (now - submit_i)``, the weights of
     :func:`~wattsched.scheduler.hybrid.problem.weighted_queue_time`)."""
-    queued = {j.id: j for j in snap.queued}
-    jobs = [queued[a.job_id] for a in schedule.assignments if a.job_id in queued]
     if not schedule.assignments:
         return 0.0
+    queued = {j.id: j for j in snap.queued}
+    jobs = [queued[a.job_id] for a in schedule.assignments if a.job_id in queued]
     top = snap.max_ewt()
     return sum(top / j.ewt * (snap.time - j.submit) for j in jobs) / len(schedule.assignments)
 
