@@ -303,6 +303,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["margin"] = args.online_margin
         if args.online_rollout:
             row["rollout"] = args.online_rollout
+        if args.online_foresight:
+            row["foresight"] = args.online_foresight
         row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
         if args.online_reserve == "on":  # absent: ranked against the queue (session 20)
             row["reserve_rank"] = f"last {ARRIVALS} arrivals"
@@ -340,6 +342,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                 if name == "hybrid":
                     params["margin"] = args.online_margin
                     params["rollout"] = args.online_rollout
+                    params["foresight"] = args.online_foresight
                     params["reserve"] = args.online_reserve == "on"
                     params["reserve_cores"] = args.online_reserve_cores
                     params["reservations"] = args.online_reservations
@@ -552,6 +555,13 @@ def main() -> None:
         default=0,
         help="online: scenarios of the rollout judging a search's starts against PRB's rule "
         "(scheduler/hybrid/rollout.py; 0: none)",
+    )
+    ap.add_argument(
+        "--online-foresight",
+        type=int,
+        default=0,
+        help="online: seconds ahead of which the rollout's scenarios hold jobs to arrive, "
+        "drawn from the last arrivals (scheduler/hybrid/rollout.py; 0: none)",
     )
     ap.add_argument(
         "--online-reserve",

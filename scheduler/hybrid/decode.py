@@ -47,9 +47,11 @@ def _whole(a: FloatArray) -> bool:
 
 
 class ListDecoder:
-    """Priority lists of ``snap``'s waiting jobs decoded by the real list scheduler."""
+    """Priority lists of ``snap``'s waiting jobs decoded by the real list scheduler;
+    ``arrivals``: jobs yet to arrive (submit after ``snap``'s time), listed too and never
+    started before their submit time (compiled decode only)."""
 
-    def __init__(self, snap: Snapshot, cache: StateCache) -> None:
+    def __init__(self, snap: Snapshot, cache: StateCache, arrivals: Sequence[Job] = ()) -> None:
         self.snap = snap
         self.cache = cache
         self.max_ewt = snap.max_ewt()
@@ -59,7 +61,7 @@ class ListDecoder:
         state = cache.state(snap)
         placements = cache.running_placements()
         running = [(rj.job.id, rj.end_estimate) for rj in snap.running]
-        jobs = list(snap.queued)
+        jobs = [*snap.queued, *arrivals]
         self.index = {j.id: snap_i for snap_i, j in enumerate(jobs)}
         self.jobs = jobs
         ids = [jid for jid, _ in running] + [j.id for j in jobs]
@@ -70,6 +72,7 @@ class ListDecoder:
         self.compiled = (
             len(set(ids)) == len(ids)
             and all(jid in placements for jid, _ in running)
+            and all(j.submit > snap.time for j in arrivals)
             and (not arrays.has_first_core or _whole(arrays.first_core_w))
             and all(
                 v.flat_w is not None or (v.node_w is not None and _whole(v.node_w)) for v in vecs
@@ -121,6 +124,8 @@ class ListDecoder:
         for k, j in enumerate(jobs):
             self.weight[r + k] = self.max_ewt / j.ewt
             self.submit[r + k] = j.submit
+        self.release = np.zeros(len(vecs), dtype=np.int64)
+        self.release[r + len(snap.queued) :] = [j.submit for j in arrivals]
 
     def perm(self, jobs: Sequence[Job]) -> IntArray:
         """The entity rows of ``jobs`` (waiting jobs of the snapshot), in their order."""
@@ -135,6 +140,7 @@ class ListDecoder:
             self.req, self.nz, self.nnz, self.units, self.walltime, self.shape, self.flat_w,
             self.node_w, self.min_w, self.rule, self.exclusive, self.id_rank, self.ends0,
             self.ptr, self.pool_i, self.pool_c, self.plen0, self.n_running, self.n_shapes,
+            self.release,
         )  # fmt: skip
         self.ops += ops
         return start, seq, placed, pool_i, pool_c, plen

@@ -129,8 +129,10 @@ def list_decode(
     plen0: IntArray,
     n_running: int,
     n_shapes: int,
+    release: IntArray,
 ) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray, int]:
-    """List schedule the waiting entities ``perm`` (in priority order) from ``t0``.
+    """List schedule the waiting entities ``perm`` (in priority order) from ``t0``; an
+    entity is not tried before its ``release`` time (a job yet to arrive), which is an event.
 
     Returns ``(start, seq, placed, pool_i, pool_c, plen, ops)``: each entity's start (-1: never
     placed), the entities in placement order (``seq[:placed]``), and the node indexes and
@@ -207,9 +209,16 @@ def list_decode(
         fresh = False
         failed[:] = False
         still = 0
+        arrive = -1
         for q in range(n_wait):
             e = waiting[q]
             ok = False
+            if release[e] > t:  # not arrived yet
+                if arrive < 0 or release[e] < arrive:
+                    arrive = release[e]
+                waiting[still] = e
+                still += 1
+                continue
             # The pass-start pooled prefilter, the failed shapes, then place()'s own checks:
             # pooled totals now (a failure for resources), the least power (for power).
             if (
@@ -259,8 +268,8 @@ def list_decode(
         n_wait = still
         if n_wait == 0:
             break
-        # Next event: a job end or a cap change.
-        nxt = -1
+        # Next event: a job end, an arrival or a cap change.
+        nxt = arrive
         for e in range(n_ent):
             if active[e] and (nxt < 0 or end[e] < nxt):
                 nxt = end[e]

@@ -60,6 +60,8 @@ OFFLINE_TOTAL_BUDGET_S = 20.0
 """Default wall seconds of search for a whole offline replay (the paper's method takes
 15-20 s an instance); later re-plans get what is left, then jobs start by the PRB rule."""
 MIN_REPLAN_S = 0.05
+FORESIGHT_JOBS = 1000
+"""The last arrivals kept for ``foresight`` (those of its horizon are drawn from)."""
 ROBUST_S = 4.0
 """Wall seconds at most for weighing a plan under runtime scenarios (:mod:`.robust`)."""
 
@@ -100,9 +102,11 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     only when it beats PRB's plan by this share of the weighted wait PRB's plan leaves from
     now on, else PRB's plan, :func:`.rollout.online_choice`; 0: the best);
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
-    against PRB's rule, :mod:`.rollout`; 0: none); ``reserve`` (online: a reservation for
-    a starving wide job, :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the
-    default: on online; ``reserve_cores``: a job whose units need that many cores in all is
+    against PRB's rule, :mod:`.rollout`; 0: none); ``foresight`` (seconds: the rollout's
+    scenarios also hold jobs to arrive within it, drawn from the last arrivals; 0: none);
+    ``reserve`` (online: a reservation for a starving wide job,
+    :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the default: on online;
+    ``reserve_cores``: a job whose units need that many cores in all is
     wide too; None, the default: the cores of the largest node, a job that needs a whole node;
     0: wide means two units or more); ``reservations``: how many starving jobs hold a
     reservation at once (in PRB's order, each computed with the earlier ones booked: a start
@@ -144,6 +148,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         urgent_wait: float = 0.0,
         margin: float = 0.0,
         rollout: int = 0,
+        foresight: int = 0,
         reserve: bool | None = None,
         reserve_cores: int | None = None,
         reservations: int = 1,
@@ -168,8 +173,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             raise SearchParamError(
                 f"HybridDispatcher: reserve_cores={reserve_cores!r} must be >= 0"
             )
-        if not margin >= 0:
-            raise SearchParamError(f"HybridDispatcher: margin={margin!r} must be >= 0")
+        if not margin >= 0 or foresight < 0:
+            raise SearchParamError(
+                f"HybridDispatcher: margin={margin!r}, foresight={foresight!r} must be >= 0"
+            )
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
@@ -229,8 +236,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._vcache: StateCache | None = None
         self.urgent = urgent_first and mode == "online"
         self.urgent_wait = urgent_wait
-        self.margin = margin if mode == "online" else 0.0
-        self.rollout = rollout
+        self._choose = partial(online_choice, margin=margin, rollout=rollout,
+                               predictor=self.predictor, horizon=foresight)  # fmt: skip
+        self.recent = Arrivals(FORESIGHT_JOBS) if foresight and rollout else None
         self.reserve = mode == "online" and reserve is not False  # None: online, on
         self.reserve_cores = reserve_cores
         self.reservations = reservations
@@ -242,6 +250,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._res = None
         if self.reserve:
             self.arrivals.observe(snap)
+        if self.recent is not None:
+            self.recent.observe(snap)
         plan = self._plan(snap)
         res = self._res
         if res is not None:  # published as later starts, as EASY's
@@ -296,9 +306,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         outcome = hybrid_search(snap, self._pc, params, timer=timer)
         best, robust = outcome.best, {}
         if self.mode == "online":
-            best, robust = online_choice(real, best, outcome.prb, margin=self.margin,
-                                         rollout=self.rollout, predictor=self.predictor,
-                                         seed=self.seed + self.replans)  # fmt: skip
+            best, robust = self._choose(real, best, outcome.prb, seed=self.seed + self.replans,
+                                        window=self.recent.jobs if self.recent else ())  # fmt: skip
         if self.prior is not None and self.mode == "offline":
             best, robust = robust_choice(snap, outcome.best, outcome.prb,
                                          (*self.prior, *self._ratios), self.scenarios,

@@ -13,18 +13,27 @@ of runtime / prediction (:attr:`~wattsched.scheduler.runtime_predictor.RuntimePr
 causal, the jobs ended so far), never more than its walltime; a running job's from those
 that end after now. The plan's starts are kept when their rollout's mean weighted queue
 time, averaged over the scenarios, is below PRB's; else PRB's plan is the plan.
+
+With ``horizon`` > 0 each scenario also has jobs yet to arrive (:func:`future_arrivals`: the
+arrivals of the last ``horizon`` seconds, drawn with replacement and shifted by
+``horizon``), which both rollouts list in PRB's order among the waiting jobs and start no
+earlier than their arrival; their weighted waits count too. A search sees only the jobs
+queued now: on ``hist_400_20140403_194226`` it started 1-core 8-hour jobs of the lowest
+weight hours before PRB would, filling the power cap that later arrivals of weight 4 and 24
+then waited for (issue 16, session 29).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from dataclasses import replace
 
-from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.hybrid.predicted import predicted_end
 from wattsched.scheduler.hybrid.scenario_search import ScenarioDecoder
 from wattsched.scheduler.mapper import StateCache
-from wattsched.scheduler.model import Snapshot
+from wattsched.scheduler.model import Job, Snapshot
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
 MIN_ERRORS = 20
@@ -64,6 +73,31 @@ def prediction_scenarios(
     return out
 
 
+def future_arrivals(
+    window: Sequence[Job],
+    now: int,
+    horizon: int,
+    rng: random.Random,
+    predictor: RuntimePredictor,
+    errors: Sequence[float],
+    runtimes: dict[str, int],
+) -> list[Job]:
+    """A draw of the jobs to arrive in ``(now, now + horizon]``: as many as arrived in the
+    last ``horizon`` seconds (the jobs of ``window`` submitted then), each one of them drawn
+    with replacement and shifted by ``horizon`` (id ``~k``, not held). Each one's runtime,
+    its prediction times a ratio drawn from ``errors`` (at most its walltime), is put in
+    ``runtimes``."""
+    recent = [j for j in window if now - horizon < j.submit <= now]
+    out: list[Job] = []
+    for k in range(len(recent)):
+        j = rng.choice(recent)
+        v = replace(j, id=f"~{k}", submit=j.submit + horizon, held=False, held_by=None,
+                    runtime=None, restarts=0)  # fmt: skip
+        runtimes[v.id] = max(1, min(v.walltime, round(predictor.predict(v) * rng.choice(errors))))
+        out.append(v)
+    return out
+
+
 def rollout_choice(
     real: Snapshot,
     best: MappedSchedule,
@@ -71,17 +105,24 @@ def rollout_choice(
     predictor: RuntimePredictor,
     count: int,
     seed: int,
+    window: Sequence[Job] = (),
+    horizon: int = 0,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when its starts now, then PRB's rule, beat PRB's rule from now in the mean
     over ``count`` scenarios (:func:`prediction_scenarios`) of ``real`` (the RMS's snapshot,
-    not the planning view); else ``prb``. Nothing to judge (``best`` is ``prb``, too few
-    errors recorded, or no compiled decode): ``best``, with an empty record."""
+    not the planning view), each with :func:`future_arrivals` from ``window`` when
+    ``horizon`` > 0; else ``prb``. Nothing to judge (``best`` is ``prb``, too few errors
+    recorded, or no compiled decode): ``best``, with an empty record."""
     if best is prb or not real.queued:
         return best, {}
     cases = prediction_scenarios(real, predictor, count, seed)
     if not cases:
         return best, {}
-    dec = ScenarioDecoder(real, StateCache(), cases)
+    rng = random.Random(seed + 1)
+    errors = list(predictor.errors)
+    arrivals = [future_arrivals(window, real.time, horizon, rng, predictor, errors, sc)
+                if horizon > 0 else [] for sc in cases]  # fmt: skip
+    dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
     if not dec.compiled:
         return best, {}
     queued = {j.id: j for j in real.queued if not j.held}
@@ -90,9 +131,9 @@ def rollout_choice(
     first = {j.id for j in now}
     if first == {a.job_id for a in prb.assignments if a.start <= real.time}:
         return best, {}  # the same starts now: nothing to choose
-    order = prb_order(real.queued)
-    plan_value = dec.objective([*now, *(j for j in order if j.id not in first)])
-    prb_value = dec.objective(order)
+    rest = [j for j in real.queued if j.id not in first]
+    plan_value = dec.rollout(now, rest)
+    prb_value = dec.rollout([], list(real.queued))
     kept = plan_value < prb_value - 1e-9
     extra: dict[str, float | int | str] = {
         "rollout": "kept" if kept else "prb",
@@ -122,10 +163,13 @@ def online_choice(
     rollout: int,
     predictor: RuntimePredictor | None,
     seed: int,
+    window: Sequence[Job] = (),
+    horizon: int = 0,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """The online hybrid's choice between a search's ``best`` and PRB's plan ``prb``: PRB's
     unless ``best`` beats it by ``margin`` in the model, then unless its starts win a rollout
-    of ``rollout`` scenarios (:func:`rollout_choice`; 0 or no predictor: not judged).
+    of ``rollout`` scenarios (:func:`rollout_choice`, with the jobs to arrive within
+    ``horizon`` seconds drawn from ``window``; 0 or no predictor: not judged).
 
     The margin is a share of the weighted wait the plans decide, from now on: what the
     queued jobs have waited so far (:func:`sunk_wait`) is the same in both plans and left
@@ -139,5 +183,5 @@ def online_choice(
         if (best.objective - sunk) * (1 + margin) > prb.objective - sunk:
             return prb, {"margin": "prb"}
     if rollout and predictor is not None:
-        return rollout_choice(real, best, prb, predictor, rollout, seed)
+        return rollout_choice(real, best, prb, predictor, rollout, seed, window, horizon)
     return best, {}

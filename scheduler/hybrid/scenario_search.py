@@ -32,16 +32,23 @@ from wattsched.scheduler.model import Job, Snapshot
 
 class ScenarioDecoder:
     """Priority lists judged by their mean objective over runtime scenarios; the schedule
-    handed back is the list schedule on walltimes, with that mean as its objective."""
+    handed back is the list schedule on walltimes, with that mean as its objective.
+    ``arrivals``: each scenario's jobs yet to arrive (their runtimes in the scenario too),
+    listed by :meth:`rollout`."""
 
     def __init__(
-        self, snap: Snapshot, cache: StateCache, cases: Sequence[Mapping[str, int]]
+        self,
+        snap: Snapshot,
+        cache: StateCache,
+        cases: Sequence[Mapping[str, int]],
+        arrivals: Sequence[Sequence[Job]] | None = None,
     ) -> None:
         self.walltimes = ListDecoder(snap, cache)
         self.max_ewt = self.walltimes.max_ewt
         self.decoders: list[ListDecoder] = []
-        for sc in cases:
-            dec = ListDecoder(snap, cache)
+        self.arrivals = list(arrivals) if arrivals is not None else [()] * len(cases)
+        for sc, arrive in zip(cases, self.arrivals, strict=True):
+            dec = ListDecoder(snap, cache, arrive)
             if dec.compiled:  # durations of the scenario (walltimes are the vectors' own)
                 r = dec.n_running
                 dec.walltime = dec.walltime.copy()
@@ -56,6 +63,13 @@ class ScenarioDecoder:
     def objective(self, jobs: Sequence[Job]) -> float:
         """The mean over the scenarios of ``jobs`` list scheduled (``inf``: some unplaced)."""
         values = [d.objective(jobs) for d in self.decoders]
+        return sum(values) / len(values) if values else math.inf
+
+    def rollout(self, first: Sequence[Job], rest: Sequence[Job]) -> float:
+        """The mean over the scenarios of ``first``, then PRB's order of ``rest`` and the
+        scenario's arrivals, list scheduled (the arrivals' waits counted too)."""
+        values = [d.objective([*first, *prb_order([*rest, *arrive])])
+                  for d, arrive in zip(self.decoders, self.arrivals, strict=True)]  # fmt: skip
         return sum(values) / len(values) if values else math.inf
 
     def schedule(self, jobs: Sequence[Job], source: str) -> MappedSchedule:
