@@ -236,8 +236,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._vcache: StateCache | None = None
         self.urgent = urgent_first and mode == "online"
         self.urgent_wait = urgent_wait
-        self._choose = partial(online_choice, margin=margin, rollout=rollout,
-                               predictor=self.predictor, horizon=foresight)  # fmt: skip
+        online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout}
+        self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
         self.recent = Arrivals(FORESIGHT_JOBS) if foresight and rollout else None
         self.reserve = mode == "online" and reserve is not False  # None: online, on
         self.reserve_cores = reserve_cores

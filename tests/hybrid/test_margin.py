@@ -51,4 +51,4 @@ def test_the_margin_ignores_what_the_queue_has_already_waited() -> None:
 def test_a_negative_margin_is_refused_and_offline_has_none() -> None:
     with pytest.raises(SearchParamError, match="margin"):
         HybridDispatcher(mode="online", margin=-0.1)
-    assert HybridDispatcher(mode="offline", margin=0.5).margin == 0.0
+    assert HybridDispatcher(mode="offline", margin=0.5)._choose.keywords["margin"] == 0.0
