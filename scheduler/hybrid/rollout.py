@@ -14,9 +14,9 @@ causal, the jobs ended so far), never more than its walltime; a running job's fr
 that end after now. The plan's starts are kept when their rollout's mean weighted queue
 time, averaged over the scenarios, is below PRB's; else PRB's plan is the plan.
 
-With ``horizon`` > 0 each scenario also has jobs yet to arrive (:func:`future_arrivals`: the
-arrivals of the last ``horizon`` seconds, drawn with replacement and shifted by
-``horizon``), which both rollouts list in PRB's order among the waiting jobs and start no
+With ``horizon`` > 0 each scenario also has jobs yet to arrive (:func:`future_arrivals`: at
+the rate of the last day's arrivals, each one of them drawn with replacement, at a uniform
+time of the horizon), which both rollouts list in PRB's order among the waiting jobs and start no
 earlier than their arrival; their weighted waits count too. A search sees only the jobs
 queued now: on ``hist_400_20140403_194226`` it started 1-core 8-hour jobs of the lowest
 weight hours before PRB would, filling the power cap that later arrivals of weight 4 and 24
@@ -40,6 +40,9 @@ MIN_ERRORS = 20
 """Fewer recorded errors than this: no rollout (the search's choice stands)."""
 DRAWS = 20
 """Draws for a running job's ratio before taking the predicted-end rule."""
+SPAN_S = 86_400
+"""The last arrivals that give the rate and the kinds of the jobs to arrive (a day: the
+first hours of a queue, a burst, are not taken for the rate to come)."""
 
 
 def prediction_scenarios(
@@ -81,18 +84,25 @@ def future_arrivals(
     predictor: RuntimePredictor,
     errors: Sequence[float],
     runtimes: dict[str, int],
+    span: int = SPAN_S,
 ) -> list[Job]:
-    """A draw of the jobs to arrive in ``(now, now + horizon]``: as many as arrived in the
-    last ``horizon`` seconds (the jobs of ``window`` submitted then), each one of them drawn
-    with replacement and shifted by ``horizon`` (id ``~k``, not held). Each one's runtime,
+    """A draw of the jobs to arrive in ``(now, now + horizon]``: the jobs of ``window``
+    submitted in the last ``span`` seconds (at least ``horizon``) give the rate (their count
+    x ``horizon`` / ``span`` jobs, the fraction drawn) and the kinds (each one drawn with
+    replacement, id ``~k``, not held, at a uniform time of the horizon). Each one's runtime,
     its prediction times a ratio drawn from ``errors`` (at most its walltime), is put in
     ``runtimes``."""
-    recent = [j for j in window if now - horizon < j.submit <= now]
+    span = max(span, horizon)
+    recent = [j for j in window if now - span < j.submit <= now]
+    if not recent or horizon <= 0:
+        return []
+    mean = len(recent) * horizon / span
+    count = int(mean) + (rng.random() < mean - int(mean))
     out: list[Job] = []
-    for k in range(len(recent)):
+    for k in range(count):
         j = rng.choice(recent)
-        v = replace(j, id=f"~{k}", submit=j.submit + horizon, held=False, held_by=None,
-                    runtime=None, restarts=0)  # fmt: skip
+        v = replace(j, id=f"~{k}", submit=now + 1 + rng.randrange(horizon), held=False,
+                    held_by=None, runtime=None, restarts=0)  # fmt: skip
         runtimes[v.id] = max(1, min(v.walltime, round(predictor.predict(v) * rng.choice(errors))))
         out.append(v)
     return out
