@@ -4,10 +4,11 @@ Runs ``bench/hybrid_eurora.py`` (its flags after ``--``) with each online choice
 (:func:`wattsched.scheduler.hybrid.rollout.online_choice`) logged as a JSON line: the time,
 the queue's length, the queue's wait so far (:func:`~wattsched.scheduler.hybrid.rollout.
 sunk_wait`), PRB's plan's and the searched plan's mean weighted queue time, the search's
-source, and whether the two start different jobs now. Then prints the deciles of the gain the
-search promises on the weighted wait from now on (relative and absolute), of the queue's
-length and wait so far. The choices themselves are unchanged (the runs give the bench's own
-figures).
+source, whether the two start different jobs now, and the verdict (the margin's or the
+rollout's, and the rollout's gain; from session 30 on). Then prints the deciles of the gain
+the search promises on the weighted wait from now on (relative and absolute), of the queue's
+length and wait so far, and the verdicts. The choices themselves are unchanged (the runs
+give the bench's own figures).
 
 Usage: ``.venv/bin/python bench/hybrid_online_choices.py --log FILE.jsonl -- --skip-offline
 --online-from 13 --online-traces 1 --online-runs 1 --online-deterministic on --name ch_13
@@ -36,8 +37,10 @@ def _logged(out: TextIO) -> Any:
 
         row = [real.time, len(real.queued), rollout.sunk_wait(real, prb), prb.objective,
                best.objective, best.source, now(best) != now(prb)]  # fmt: skip
+        chosen, extra = rollout.online_choice(real, best, prb, **kw)
+        row += [extra.get("margin") or extra.get("rollout") or "", extra.get("rollout_gain")]
         out.write(json.dumps(row) + "\n")
-        return rollout.online_choice(real, best, prb, **kw)
+        return chosen, extra
 
     return choice
 
@@ -46,7 +49,7 @@ def deciles(path: Path) -> str:
     """The deciles of one log (see the module doc), as Markdown lines."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line]
     rel, gain = [], []
-    for _, _, sunk, prb, best, _, _ in rows:
+    for _, _, sunk, prb, best, *_ in rows:
         ahead = prb - sunk
         rel.append((prb - best) / ahead if ahead > 0 else 0.0)
         gain.append(prb - best)
@@ -61,7 +64,23 @@ def deciles(path: Path) -> str:
         f"  - the same in weighted seconds per job: {q(gain, ',.0f')}",
         f"  - queue length: {q([float(r[1]) for r in rows], '.0f')}; wait so far (weighted, "
         f"per job): {q([r[2] for r in rows], ',.0f')}",
+        *_verdicts(rows),
     ])  # fmt: skip
+
+
+def _verdicts(rows: list[list[Any]]) -> list[str]:
+    """The margin's and the rollout's verdicts (logs of session 30 on: rows of 9 fields),
+    and the deciles of the rollout's gain (PRB's rollout / the plan's) where it judged."""
+    if not rows or len(rows[0]) < 9:
+        return []
+    count = {v: sum(r[7] == v for r in rows) for v in ("prb", "kept")}
+    gains = [float(r[8]) for r in rows if r[8] is not None]
+    out = [f"  - verdicts: margin or rollout gave way to PRB {count['prb']}, rollout kept "
+           f"{count['kept']}"]  # fmt: skip
+    if len(gains) >= 2:
+        out.append("  - rollout gain (PRB's rollout / the plan's), deciles: "
+                   + ", ".join(f"{x:.3f}" for x in statistics.quantiles(gains, n=10)))  # fmt: skip
+    return out
 
 
 def main() -> None:
