@@ -305,6 +305,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["rollout"] = args.online_rollout
         if args.online_foresight:
             row["foresight"] = args.online_foresight
+        if args.online_rollout_margin:
+            row["rollout_margin"] = args.online_rollout_margin
         row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
         if args.online_reserve == "on":  # absent: ranked against the queue (session 20)
             row["reserve_rank"] = f"last {ARRIVALS} arrivals"
@@ -343,6 +345,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["margin"] = args.online_margin
                     params["rollout"] = args.online_rollout
                     params["foresight"] = args.online_foresight
+                    params["rollout_margin"] = args.online_rollout_margin
                     params["reserve"] = args.online_reserve == "on"
                     params["reserve_cores"] = args.online_reserve_cores
                     params["reservations"] = args.online_reservations
@@ -562,6 +565,13 @@ def main() -> None:
         default=0,
         help="online: seconds ahead of which the rollout's scenarios hold jobs to arrive, "
         "drawn from the last arrivals (scheduler/hybrid/rollout.py; 0: none)",
+    )
+    ap.add_argument(
+        "--online-rollout-margin",
+        type=float,
+        default=0.0,
+        help="online: a search's starts are kept unless they lose the rollout by this share "
+        "(0: unless they lose or tie)",
     )
     ap.add_argument(
         "--online-reserve",

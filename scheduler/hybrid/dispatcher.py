@@ -104,6 +104,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
     against PRB's rule, :mod:`.rollout`; 0: none); ``foresight`` (seconds: the rollout's
     scenarios also hold jobs to arrive within it, drawn from the last arrivals; 0: none);
+    ``rollout_margin`` (the search's starts are kept unless they lose the rollout by this
+    share; 0: unless they lose or tie);
     ``reserve`` (online: a reservation for a starving wide job,
     :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the default: on online;
     ``reserve_cores``: a job whose units need that many cores in all is
@@ -149,6 +151,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         margin: float = 0.0,
         rollout: int = 0,
         foresight: int = 0,
+        rollout_margin: float = 0.0,
         reserve: bool | None = None,
         reserve_cores: int | None = None,
         reservations: int = 1,
@@ -169,14 +172,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
         if reservations < 1:
             raise SearchParamError(f"HybridDispatcher: reservations={reservations!r} must be >= 1")
-        if reserve_cores is not None and reserve_cores < 0:
-            raise SearchParamError(
-                f"HybridDispatcher: reserve_cores={reserve_cores!r} must be >= 0"
-            )
-        if not margin >= 0 or foresight < 0:
-            raise SearchParamError(
-                f"HybridDispatcher: margin={margin!r}, foresight={foresight!r} must be >= 0"
-            )
+        for key, v in (("reserve_cores", reserve_cores or 0), ("margin", margin),
+                       ("foresight", foresight), ("rollout_margin", rollout_margin)):  # fmt: skip
+            if not v >= 0:
+                raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
@@ -236,7 +235,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._vcache: StateCache | None = None
         self.urgent = urgent_first and mode == "online"
         self.urgent_wait = urgent_wait
-        online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout}
+        online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout,
+                  "rollout_margin": rollout_margin}  # fmt: skip
         self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
         self.recent = Arrivals(FORESIGHT_JOBS) if foresight and rollout else None
         self.reserve = mode == "online" and reserve is not False  # None: online, on

@@ -117,11 +117,13 @@ def rollout_choice(
     seed: int,
     window: Sequence[Job] = (),
     horizon: int = 0,
+    margin: float = 0.0,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when its starts now, then PRB's rule, beat PRB's rule from now in the mean
     over ``count`` scenarios (:func:`prediction_scenarios`) of ``real`` (the RMS's snapshot,
     not the planning view), each with :func:`future_arrivals` from ``window`` when
-    ``horizon`` > 0; else ``prb``. Nothing to judge (``best`` is ``prb``, too few errors
+    ``horizon`` > 0, or lose to it by less than ``margin`` (a share of the plan's mean); else
+    ``prb``. Nothing to judge (``best`` is ``prb``, too few errors
     recorded, or no compiled decode): ``best``, with an empty record."""
     if best is prb or not real.queued:
         return best, {}
@@ -144,7 +146,7 @@ def rollout_choice(
     rest = [j for j in real.queued if j.id not in first]
     plan_value = dec.rollout(now, rest)
     prb_value = dec.rollout([], list(real.queued))
-    kept = plan_value < prb_value - 1e-9
+    kept = plan_value * (1 - margin) < prb_value - 1e-9
     extra: dict[str, float | int | str] = {
         "rollout": "kept" if kept else "prb",
         "rollout_gain": round(prb_value / plan_value, 4) if plan_value > 0 else 1.0,
@@ -175,11 +177,13 @@ def online_choice(
     seed: int,
     window: Sequence[Job] = (),
     horizon: int = 0,
+    rollout_margin: float = 0.0,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """The online hybrid's choice between a search's ``best`` and PRB's plan ``prb``: PRB's
     unless ``best`` beats it by ``margin`` in the model, then unless its starts win a rollout
     of ``rollout`` scenarios (:func:`rollout_choice`, with the jobs to arrive within
-    ``horizon`` seconds drawn from ``window``; 0 or no predictor: not judged).
+    ``horizon`` seconds drawn from ``window``, lost by less than ``rollout_margin``; 0 or no
+    predictor: not judged).
 
     The margin is a share of the weighted wait the plans decide, from now on: what the
     queued jobs have waited so far (:func:`sunk_wait`) is the same in both plans and left
@@ -193,5 +197,6 @@ def online_choice(
         if (best.objective - sunk) * (1 + margin) > prb.objective - sunk:
             return prb, {"margin": "prb"}
     if rollout and predictor is not None:
-        return rollout_choice(real, best, prb, predictor, rollout, seed, window, horizon)
+        return rollout_choice(real, best, prb, predictor, rollout, seed, window, horizon,
+                              rollout_margin)  # fmt: skip
     return best, {}
