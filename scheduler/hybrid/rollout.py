@@ -16,9 +16,9 @@ time, averaged over the scenarios, is below PRB's; else PRB's plan is the plan.
 
 With ``horizon`` > 0 each scenario also has jobs yet to arrive (:func:`future_arrivals`: at
 the rate of the last day's arrivals, each one of them drawn with replacement, at a uniform
-time of the horizon), which both rollouts list in PRB's order among the waiting jobs and start no
-earlier than their arrival; their weighted waits count too. A search sees only the jobs
-queued now: on ``hist_400_20140403_194226`` it started 1-core 8-hour jobs of the lowest
+time of the horizon), which both rollouts list in PRB's order among the waiting jobs and
+start no earlier than their arrival; their weighted waits count too. A search sees only the
+jobs queued now: on ``hist_400_20140402_194226`` it started 1-core 8-hour jobs of the lowest
 weight hours before PRB would, filling the power cap that later arrivals of weight 4 and 24
 then waited for (issue 16, session 29).
 """
@@ -123,8 +123,8 @@ def rollout_choice(
     over ``count`` scenarios (:func:`prediction_scenarios`) of ``real`` (the RMS's snapshot,
     not the planning view), each with :func:`future_arrivals` from ``window`` when
     ``horizon`` > 0, or lose to it by less than ``margin`` (a share of the plan's mean); else
-    ``prb``. Nothing to judge (``best`` is ``prb``, too few errors
-    recorded, or no compiled decode): ``best``, with an empty record."""
+    ``prb``. Nothing to judge (``best`` is ``prb``, too few errors recorded, or no compiled
+    decode): ``best``, with an empty record."""
     if best is prb or not real.queued:
         return best, {}
     cases = prediction_scenarios(real, predictor, count, seed)
