@@ -127,6 +127,12 @@ def rollout_choice(
     decode): ``best``, with an empty record."""
     if best is prb or not real.queued:
         return best, {}
+    queued = {j.id: j for j in real.queued if not j.held}
+    now = [queued[a.job_id] for a in best.assignments
+           if a.start <= real.time and a.job_id in queued]  # fmt: skip
+    first = {j.id for j in now}
+    if first == {a.job_id for a in prb.assignments if a.start <= real.time}:
+        return best, {}  # the same starts now: nothing to choose (no scenario drawn)
     cases = prediction_scenarios(real, predictor, count, seed)
     if not cases:
         return best, {}
@@ -137,12 +143,6 @@ def rollout_choice(
     dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
     if not dec.compiled:
         return best, {}
-    queued = {j.id: j for j in real.queued if not j.held}
-    now = [queued[a.job_id] for a in best.assignments
-           if a.start <= real.time and a.job_id in queued]  # fmt: skip
-    first = {j.id for j in now}
-    if first == {a.job_id for a in prb.assignments if a.start <= real.time}:
-        return best, {}  # the same starts now: nothing to choose
     rest = [j for j in real.queued if j.id not in first]
     plan_value = dec.rollout(now, rest)
     prb_value = dec.rollout([], list(real.queued))
