@@ -555,21 +555,21 @@ def main() -> None:
     ap.add_argument(
         "--online-rollout",
         type=int,
-        default=0,
+        default=8,
         help="online: scenarios of the rollout judging a search's starts against PRB's rule "
         "(scheduler/hybrid/rollout.py; 0: none)",
     )
     ap.add_argument(
         "--online-foresight",
         type=int,
-        default=0,
+        default=14_400,
         help="online: seconds ahead of which the rollout's scenarios hold jobs to arrive, "
         "drawn from the last arrivals (scheduler/hybrid/rollout.py; 0: none)",
     )
     ap.add_argument(
         "--online-rollout-margin",
         type=float,
-        default=0.0,
+        default=0.005,
         help="online: a search's starts are kept unless they lose the rollout by this share "
         "(0: unless they lose or tie)",
     )

@@ -102,10 +102,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     only when it beats PRB's plan by this share of the weighted wait PRB's plan leaves from
     now on, else PRB's plan, :func:`.rollout.online_choice`; 0: the best);
     ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
-    against PRB's rule, :mod:`.rollout`; 0: none); ``foresight`` (seconds: the rollout's
-    scenarios also hold jobs to arrive within it, drawn from the last arrivals; 0: none);
-    ``rollout_margin`` (the search's starts are kept unless they lose the rollout by this
-    share; 0: unless they lose or tie);
+    against PRB's rule, :mod:`.rollout`; 8 by default, 0: none); ``foresight`` (seconds: the
+    rollout's scenarios also hold jobs to arrive within it, drawn from the last arrivals;
+    4 h by default, 0: none); ``rollout_margin`` (the search's starts are kept unless they
+    lose the rollout by this share, 0.5 % by default; 0: unless they lose or tie);
     ``reserve`` (online: a reservation for a starving wide job,
     :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the default: on online;
     ``reserve_cores``: a job whose units need that many cores in all is
@@ -149,9 +149,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         urgent_first: bool = False,
         urgent_wait: float = 0.0,
         margin: float = 0.0,
-        rollout: int = 0,
-        foresight: int = 0,
-        rollout_margin: float = 0.0,
+        rollout: int = 8,
+        foresight: int = 14_400,
+        rollout_margin: float = 0.005,
         reserve: bool | None = None,
         reserve_cores: int | None = None,
         reservations: int = 1,
