@@ -238,7 +238,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout,
                   "rollout_margin": rollout_margin}  # fmt: skip
         self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
-        self.recent = Arrivals(FORESIGHT_JOBS) if foresight and rollout else None
+        watch = foresight and rollout and mode == "online"  # offline: never consulted
+        self.recent = Arrivals(FORESIGHT_JOBS) if watch else None
         self.reserve = mode == "online" and reserve is not False  # None: online, on
         self.reserve_cores = reserve_cores
         self.reservations = reservations
