@@ -287,6 +287,16 @@ def hist400_traces(
         yield path, nodes, jobs, max(online_cap, float(tightest_cap(nodes, jobs)))
 
 
+def _margin_or_off(text: str) -> float | None:
+    """A share >= 0, or 'off' (None)."""
+    if text == "off":
+        return None
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a share >= 0 or 'off'")
+    return value
+
+
 def online(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The hybrid online on ``hist_400`` traces (real arrivals and runtimes), several runs."""
     out = []
@@ -307,6 +317,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["foresight"] = args.online_foresight
         if args.online_rollout_margin:
             row["rollout_margin"] = args.online_rollout_margin
+        if args.online_hold_margin is not None:  # absent: no judged reservations
+            row["hold_margin"] = args.online_hold_margin
         row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
         if args.online_reserve == "on":  # absent: ranked against the queue (session 20)
             row["reserve_rank"] = f"last {ARRIVALS} arrivals"
@@ -346,6 +358,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["rollout"] = args.online_rollout
                     params["foresight"] = args.online_foresight
                     params["rollout_margin"] = args.online_rollout_margin
+                    params["hold_margin"] = args.online_hold_margin
                     params["reserve"] = args.online_reserve == "on"
                     params["reserve_cores"] = args.online_reserve_cores
                     params["reservations"] = args.online_reservations
@@ -572,6 +585,14 @@ def main() -> None:
         default=0.005,
         help="online: a search's starts are kept unless they lose the rollout by this share "
         "(0: unless they lose or tie)",
+    )
+    ap.add_argument(
+        "--online-hold-margin",
+        type=_margin_or_off,
+        default=None,
+        help="online: a wide waited job that fails the reservation's value test holds one "
+        "when a rollout says it beats PRB's rule by this share (scheduler/hybrid/holds.py; "
+        "'off', the default: never)",
     )
     ap.add_argument(
         "--online-reserve",

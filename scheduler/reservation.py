@@ -185,11 +185,14 @@ def waited(snap: Snapshot, j: Job, k: float) -> bool:
 
 def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float = QUANTILE,
              wide: int = WIDE, reference: Sequence[Job] = (),
-             wide_cores: int = 0) -> list[Job]:  # fmt: skip
+             wide_cores: int = 0,
+             pays: Callable[[Job], bool] | None = None) -> list[Job]:  # fmt: skip
     """The starving jobs of ``snap`` in PRB's order (see the module doc); ``reference``: the
     jobs the value test ranks against (empty: the queue); ``wide_cores`` > 0: a job of fewer
     than ``wide`` units is wide too when its units need that many cores in all (a whole
-    node's: under a flow of one-core jobs a node rarely empties by itself)."""
+    node's: under a flow of one-core jobs a node rarely empties by itself); ``pays``: a wide
+    waited job that fails the value test starves too when ``pays(job)`` (the hybrid's judged
+    reservations, :mod:`wattsched.scheduler.hybrid.holds`)."""
     queued = prb_order(snap.queued)
     if not queued:
         return []
@@ -205,7 +208,7 @@ def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float 
 
     return [j for j in queued
             if is_wide(j) and waited(snap, j, k)
-            and index(j) >= bar]  # fmt: skip
+            and (index(j) >= bar or (pays is not None and pays(j)))]  # fmt: skip
 
 
 def reserve(
@@ -251,6 +254,7 @@ def heads_first(
     reference: Sequence[Job] = (),
     wide_cores: int = 0,
     limit: int = 1,
+    pays: Callable[[Job], bool] | None = None,
 ) -> tuple[list[Assignment], Reservations | None]:
     """The starving jobs that fit now, started in PRB's order (booked in ``state``), and the
     reservations of the first ``limit`` that do not (None: none; the starving jobs after the
@@ -259,7 +263,7 @@ def heads_first(
     out: list[Assignment] = []
     held: list[Reservation] = []
     now = snap.time
-    for job in starving(snap, predict, reference=reference, wide_cores=wide_cores):
+    for job in starving(snap, predict, reference=reference, wide_cores=wide_cores, pays=pays):
         jv = cache.vec(job)
         if held:
             got = Reservations(held).place(state, jv, now, job.walltime)

@@ -126,6 +126,11 @@ class ListDecoder:
             self.submit[r + k] = j.submit
         self.release = np.zeros(len(vecs), dtype=np.int64)
         self.release[r + len(snap.queued) :] = [j.submit for j in arrivals]
+        self.hold = -1
+        """An entity row holding a reservation in the decode (-1: none; see the kernel)."""
+        self.known_wall = self.walltime
+        """The walltimes the RMS knows (the hold's rule), whatever durations are decoded."""
+        self.known_end0 = self.ends0
 
     def perm(self, jobs: Sequence[Job]) -> IntArray:
         """The entity rows of ``jobs`` (waiting jobs of the snapshot), in their order."""
@@ -140,7 +145,7 @@ class ListDecoder:
             self.req, self.nz, self.nnz, self.units, self.walltime, self.shape, self.flat_w,
             self.node_w, self.min_w, self.rule, self.exclusive, self.id_rank, self.ends0,
             self.ptr, self.pool_i, self.pool_c, self.plen0, self.n_running, self.n_shapes,
-            self.release,
+            self.release, self.hold, self.known_wall, self.known_end0,
         )  # fmt: skip
         self.ops += ops
         return start, seq, placed, pool_i, pool_c, plen

@@ -130,9 +130,19 @@ def list_decode(
     n_running: int,
     n_shapes: int,
     release: IntArray,
+    hold: int,
+    known_wall: IntArray,
+    known_end0: IntArray,
 ) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray, int]:
     """List schedule the waiting entities ``perm`` (in priority order) from ``t0``; an
     entity is not tried before its ``release`` time (a job yet to arrive), which is an event.
+
+    ``hold`` >= 0: that entity (first in ``perm``) holds a reservation until it starts: no
+    other starts unless it ends, by its ``known_wall`` (the walltime the RMS knows), by the
+    last known end of the entities running (``known_end0`` for those running at ``t0``), the
+    head's shadow time for a head that needs the whole machine (EASY's rule then; for a
+    smaller head a conservative one). With nothing running and the head not placed the hold
+    is dropped.
 
     Returns ``(start, seq, placed, pool_i, pool_c, plen, ops)``: each entity's start (-1: never
     placed), the entities in placement order (``seq[:placed]``), and the node indexes and
@@ -159,9 +169,11 @@ def list_decode(
     plen = plen0.copy()
     end = np.full(n_ent, -1, np.int64)
     active = np.zeros(n_ent, np.bool_)
+    kend = np.full(n_ent, -1, np.int64)
     for e in range(n_running):
         end[e] = ends0[e]
         active[e] = True
+        kend[e] = known_end0[e]
     start = np.full(n_ent, -1, np.int64)
     seq = np.empty(perm.shape[0], np.int64)
     placed = 0
@@ -205,6 +217,14 @@ def list_decode(
                 excl -= 1
             power -= _watts(e, flat_w, node_w, units, pool_i, pool_c, ptr[e], plen[e], busy,
                             first_core_w, has_first_core)  # fmt: skip
+        holding = hold >= 0 and start[hold] < 0
+        shadow = 0
+        n_active = 0
+        for e in range(n_ent):
+            if active[e]:
+                n_active += 1
+                if kend[e] > shadow:
+                    shadow = kend[e]
         f0, f1, f2, f3 = ftot[0], ftot[1], ftot[2], ftot[3]
         fresh = False
         failed[:] = False
@@ -217,6 +237,10 @@ def list_decode(
                 if arrive < 0 or release[e] < arrive:
                     arrive = release[e]
                 waiting[still] = e
+                still += 1
+                continue
+            if holding and e != hold and t + known_wall[e] > shadow:
+                waiting[still] = e  # it would delay the head's reservation
                 still += 1
                 continue
             # The pass-start pooled prefilter, the failed shapes, then place()'s own checks:
@@ -262,12 +286,19 @@ def list_decode(
             fresh = False  # loads changed: the node order may too
             active[e] = True
             end[e] = t + walltime[e]
+            kend[e] = t + known_wall[e]
+            n_active += 1
+            if e == hold:
+                holding = False
             start[e] = t
             seq[placed] = e
             placed += 1
         n_wait = still
         if n_wait == 0:
             break
+        if holding and n_active == 0:
+            hold = -1  # the head fits on no empty machine: no reservation holds for it
+            continue
         # Next event: a job end, an arrival or a cap change.
         nxt = arrive
         for e in range(n_ent):

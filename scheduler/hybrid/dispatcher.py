@@ -112,7 +112,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     wide too; None, the default: the cores of the largest node, a job that needs a whole node;
     0: wide means two units or more); ``reservations``: how many starving jobs hold a
     reservation at once (in PRB's order, each computed with the earlier ones booked: a start
-    delays none; 1, the default: the first only); ``deterministic`` (online: the search's
+    delays none; 1, the default: the first only); ``hold_margin`` (online, with a predictor
+    and a rollout: a wide waited job that fails the reservation's value test holds one
+    when a rollout says it beats PRB's rule by this share, :mod:`.holds`; None: never);
+    ``deterministic`` (online: the search's
     budget counts work, not wall seconds, :mod:`.workclock`: the same snapshots give the same
     plans on any machine and load, so decisions and replays are reproducible; a wall cap of
     3 x the budget still stops a search; None, the default: on online; False: a wall-clock
@@ -155,6 +158,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         reserve: bool | None = None,
         reserve_cores: int | None = None,
         reservations: int = 1,
+        hold_margin: float | None = None,
         deterministic: bool | None = None,
     ) -> None:
         super().__init__()
@@ -170,10 +174,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.deterministic = mode == "online" if deterministic is None else deterministic
         if not urgent_wait >= 0:
             raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
-        if reservations < 1:
-            raise SearchParamError(f"HybridDispatcher: reservations={reservations!r} must be >= 1")
         for key, v in (("reserve_cores", reserve_cores or 0), ("margin", margin),
-                       ("foresight", foresight), ("rollout_margin", rollout_margin)):  # fmt: skip
+                       ("foresight", foresight), ("rollout_margin", rollout_margin),
+                       ("hold_margin", hold_margin or 0)):  # fmt: skip
             if not v >= 0:
                 raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
@@ -240,10 +243,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
         watch = foresight and rollout and mode == "online"  # offline: never consulted
         self.recent = Arrivals(FORESIGHT_JOBS) if watch else None
-        self.reserve = mode == "online" and reserve is not False  # None: online, on
-        self.reserve_cores = reserve_cores
-        self.reservations = reservations
-        self.arrivals = Arrivals()
+        self._setup_starts(mode == "online", reserve, reserve_cores, reservations, hold_margin,
+                           rollout, foresight)  # fmt: skip
 
     # -- the dispatcher interface -------------------------------------------------------------
 

@@ -154,6 +154,35 @@ def rollout_choice(
     return (best if kept else prb), extra
 
 
+def reservation_pays(
+    real: Snapshot,
+    head: Job,
+    predictor: RuntimePredictor,
+    count: int,
+    seed: int,
+    window: Sequence[Job] = (),
+    horizon: int = 0,
+    margin: float = 0.0,
+) -> tuple[bool, float]:
+    """Whether a reservation for ``head`` now (it first, holding the machine until it
+    starts, then PRB's rule) beats PRB's rule from now by ``margin`` in the mean over
+    ``count`` scenarios (with the jobs to arrive within ``horizon``), and PRB's / the
+    reservation's mean."""
+    cases = prediction_scenarios(real, predictor, count, seed)
+    if not cases:
+        return False, 0.0
+    rng = random.Random(seed + 1)
+    errors = list(predictor.errors)
+    arrivals = [future_arrivals(window, real.time, horizon, rng, predictor, errors, sc)
+                if horizon > 0 else [] for sc in cases]  # fmt: skip
+    dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
+    if not dec.compiled:
+        return False, 0.0
+    held = dec.rollout_hold(head, [j for j in real.queued if j.id != head.id])
+    prb = dec.rollout([], list(real.queued))
+    return held * (1 + margin) < prb, (prb / held if held > 0 else 1.0)
+
+
 def sunk_wait(snap: Snapshot, schedule: MappedSchedule) -> float:
     """The part of ``schedule``'s objective no plan can change: the mean weighted wait of its
     jobs until ``snap``'s time (``max EWT / EWT_i * (now - submit_i)``, the weights of

@@ -72,6 +72,18 @@ class ScenarioDecoder:
                   for d, arrive in zip(self.decoders, self.arrivals, strict=True)]  # fmt: skip
         return sum(values) / len(values) if values else math.inf
 
+    def rollout_hold(self, head: Job, rest: Sequence[Job]) -> float:
+        """:meth:`rollout` with ``head`` first and holding a reservation until it starts
+        (the compiled decode's ``hold``)."""
+        values = []
+        for d, arrive in zip(self.decoders, self.arrivals, strict=True):
+            d.hold = d.index[head.id] + d.n_running
+            try:
+                values.append(d.objective([head, *prb_order([*rest, *arrive])]))
+            finally:
+                d.hold = -1
+        return sum(values) / len(values) if values else math.inf
+
     def schedule(self, jobs: Sequence[Job], source: str) -> MappedSchedule:
         """``jobs`` list scheduled on walltimes, its objective the scenarios' mean."""
         sched = self.walltimes.schedule(jobs, source)

@@ -5,8 +5,11 @@ of :class:`.dispatcher.HybridDispatcher`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from wattsched.scheduler.dispatcher import prb_order
+from wattsched.scheduler.hybrid.holds import JudgedHolds
+from wattsched.scheduler.hybrid.search import SearchParamError
 from wattsched.scheduler.hybrid.urgent import urgent_starts
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import StateCache, placement_of
@@ -36,12 +39,41 @@ class StartChecks:
     predictor: RuntimePredictor | None
     arrivals: Arrivals
     """The recent arrivals (``reserve``): the reference of the starving test."""
+    recent: Arrivals | None
+    """The last arrivals the rollout's jobs to arrive are drawn from (None: no foresight)."""
+    seed: int
+    replans: int
+    holds: JudgedHolds | None = None
+    """The reservations the rollout judges (``hold_margin``; None: the value test alone)."""
     _schedule: dict[str, Assignment]
     _res: Reservations | None = None
     """This cycle's reservations (``reserve``), from :meth:`_checked` to :meth:`_fill`."""
 
+    def _setup_starts(self, online: bool, reserve: bool | None, reserve_cores: int | None,
+                      reservations: int, hold_margin: float | None, rollout: int,
+                      foresight: int) -> None:  # fmt: skip
+        """The reservation's settings (the dispatcher's parameters of the same names)."""
+        if reservations < 1:
+            raise SearchParamError(f"HybridDispatcher: reservations={reservations!r} must be >= 1")
+        self.reserve = online and reserve is not False  # None: online, on
+        self.reserve_cores = reserve_cores
+        self.reservations = reservations
+        self.arrivals = Arrivals()
+        judged = self.reserve and hold_margin is not None and rollout > 0
+        self.holds = None
+        if judged and self.predictor is not None:
+            assert hold_margin is not None
+            self.holds = JudgedHolds(hold_margin, rollout, foresight)
+
     def _predict(self, job: Job) -> int:
         return job.walltime if self.predictor is None else self.predictor.predict(job)
+
+    def _pays_for(self, snap: Snapshot) -> Callable[[Job], bool] | None:
+        """This cycle's test of a judged reservation (None: none, :mod:`.holds`)."""
+        if self.holds is None or self.predictor is None:
+            return None
+        window = self.recent.jobs if self.recent is not None else ()
+        return self.holds.pays_for(snap, self.predictor, self.seed + self.replans, window)
 
     def _checked(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """The starts of ``selected`` that really fit now, in order; the others wait.
@@ -60,7 +92,7 @@ class StartChecks:
             if wide is None:
                 wide = whole_node_cores(snap.nodes)
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
-                                   wide, self.reservations)  # fmt: skip
+                                   wide, self.reservations, self._pays_for(snap))  # fmt: skip
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)
