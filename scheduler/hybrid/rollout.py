@@ -11,8 +11,10 @@ too), against PRB's rule from now, both under ``count`` runtime scenarios in whi
 job's runtime is its prediction times a ratio drawn, seeded, from the predictor's own record
 of runtime / prediction (:attr:`~wattsched.scheduler.runtime_predictor.RuntimePredictor.errors`:
 causal, the jobs ended so far), never more than its walltime; a running job's from those
-that end after now. The plan's starts are kept when their rollout's mean weighted queue
-time, averaged over the scenarios, is below PRB's; else PRB's plan is the plan.
+that end after now. The plan's starts are kept unless their rollout's mean weighted queue
+time, averaged over the scenarios, loses to PRB's by more than ``margin`` (the dispatcher's
+``rollout_margin``, 0.5 % by default; 0: unless it loses or ties); else PRB's plan is the
+plan. :func:`reservation_pays` judges a reservation the same way (:mod:`.holds`).
 
 With ``horizon`` > 0 each scenario also has jobs yet to arrive (:func:`future_arrivals`: at
 the rate of the last day's arrivals, each one of them drawn with replacement, at a uniform
