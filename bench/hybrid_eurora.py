@@ -317,7 +317,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["foresight"] = args.online_foresight
         if args.online_rollout_margin:
             row["rollout_margin"] = args.online_rollout_margin
-        if args.online_hold_margin is not None:  # absent: no judged reservations
+        if args.online_hold_margin is not None:  # absent: none (the runs before session 32)
             row["hold_margin"] = args.online_hold_margin
         row["reserve"] = args.online_reserve  # absent: off (the runs before session 20)
         if args.online_reserve == "on":  # absent: ranked against the queue (session 20)
@@ -589,10 +589,10 @@ def main() -> None:
     ap.add_argument(
         "--online-hold-margin",
         type=_margin_or_off,
-        default=None,
+        default=0.02,
         help="online: a wide waited job that fails the reservation's value test holds one "
         "when a rollout says it beats PRB's rule by this share (scheduler/hybrid/holds.py; "
-        "'off', the default: never)",
+        "0.02, the dispatcher's default since session 32; 'off': never)",
     )
     ap.add_argument(
         "--online-reserve",

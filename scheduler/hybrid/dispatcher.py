@@ -31,6 +31,7 @@ from typing import Any
 
 from wattsched.scheduler.dispatcher import Dispatcher
 from wattsched.scheduler.hybrid import decode
+from wattsched.scheduler.hybrid.holds import DEFAULT_MARGIN
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
 from wattsched.scheduler.hybrid.retime import ended_early, prb_if_better, prb_rule_plan, retime
@@ -114,7 +115,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     reservation at once (in PRB's order, each computed with the earlier ones booked: a start
     delays none; 1, the default: the first only); ``hold_margin`` (online, with a predictor
     and a rollout: a wide waited job that fails the reservation's value test holds one
-    when a rollout says it beats PRB's rule by this share, :mod:`.holds`; None: never);
+    when a rollout says it beats PRB's rule by this share, 2 % by default, :mod:`.holds`;
+    None: never);
     ``deterministic`` (online: the search's
     budget counts work, not wall seconds, :mod:`.workclock`: the same snapshots give the same
     plans on any machine and load, so decisions and replays are reproducible; a wall cap of
@@ -158,17 +160,17 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         reserve: bool | None = None,
         reserve_cores: int | None = None,
         reservations: int = 1,
-        hold_margin: float | None = None,
+        hold_margin: float | None = DEFAULT_MARGIN,
         deterministic: bool | None = None,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
         if mode not in MODES:
             raise SearchParamError(f"HybridDispatcher: mode={mode!r} must be one of {MODES}")
-        if not cycle_budget_s > 0:
-            raise SearchParamError(
-                f"HybridDispatcher: cycle_budget_s={cycle_budget_s!r} must be > 0"
-            )
+        total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
+        for key, v in (("cycle_budget_s", cycle_budget_s), ("total_budget_s", total)):
+            if not v > 0:
+                raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be > 0")
         if deterministic and mode != "online":
             raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
         self.deterministic = mode == "online" if deterministic is None else deterministic
@@ -181,11 +183,6 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
                 raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
-        total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
-        if not total > 0:
-            raise SearchParamError(
-                f"HybridDispatcher: total_budget_s={total_budget_s!r} must be > 0"
-            )
         self.total_budget_s = total if mode == "offline" else math.inf
         self.spent_s = 0.0
         self.replans = 0
