@@ -110,6 +110,28 @@ def future_arrivals(
     return out
 
 
+def scenario_decoder(
+    real: Snapshot,
+    predictor: RuntimePredictor,
+    count: int,
+    seed: int,
+    window: Sequence[Job] = (),
+    horizon: int = 0,
+) -> ScenarioDecoder | None:
+    """The rollout's decoder: ``count`` scenarios (:func:`prediction_scenarios`) of ``real``
+    (the RMS's snapshot, not the planning view), each with :func:`future_arrivals` from
+    ``window`` when ``horizon`` > 0 (None: too few errors recorded, or no compiled decode)."""
+    cases = prediction_scenarios(real, predictor, count, seed)
+    if not cases:
+        return None
+    rng = random.Random(seed + 1)
+    errors = list(predictor.errors)
+    arrivals = [future_arrivals(window, real.time, horizon, rng, predictor, errors, sc)
+                if horizon > 0 else [] for sc in cases]  # fmt: skip
+    dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
+    return dec if dec.compiled else None
+
+
 def rollout_choice(
     real: Snapshot,
     best: MappedSchedule,
@@ -135,15 +157,8 @@ def rollout_choice(
     first = {j.id for j in now}
     if first == {a.job_id for a in prb.assignments if a.start <= real.time}:
         return best, {}  # the same starts now: nothing to choose (no scenario drawn)
-    cases = prediction_scenarios(real, predictor, count, seed)
-    if not cases:
-        return best, {}
-    rng = random.Random(seed + 1)
-    errors = list(predictor.errors)
-    arrivals = [future_arrivals(window, real.time, horizon, rng, predictor, errors, sc)
-                if horizon > 0 else [] for sc in cases]  # fmt: skip
-    dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
-    if not dec.compiled:
+    dec = scenario_decoder(real, predictor, count, seed, window, horizon)
+    if dec is None:
         return best, {}
     rest = [j for j in real.queued if j.id not in first]
     plan_value = dec.rollout(now, rest)
@@ -170,15 +185,8 @@ def reservation_pays(
     starts, then PRB's rule) beats PRB's rule from now by ``margin`` in the mean over
     ``count`` scenarios (with the jobs to arrive within ``horizon``), and PRB's / the
     reservation's mean."""
-    cases = prediction_scenarios(real, predictor, count, seed)
-    if not cases:
-        return False, 0.0
-    rng = random.Random(seed + 1)
-    errors = list(predictor.errors)
-    arrivals = [future_arrivals(window, real.time, horizon, rng, predictor, errors, sc)
-                if horizon > 0 else [] for sc in cases]  # fmt: skip
-    dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
-    if not dec.compiled:
+    dec = scenario_decoder(real, predictor, count, seed, window, horizon)
+    if dec is None:
         return False, 0.0
     held = dec.rollout_hold(head, [j for j in real.queued if j.id != head.id])
     prb = dec.rollout([], list(real.queued))
