@@ -116,12 +116,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     delays none; 1, the default: the first only); ``hold_margin`` (online, with a predictor
     and a rollout: a wide waited job that fails the reservation's value test holds one
     when a rollout says it beats PRB's rule by this share, 2 % by default, :mod:`.holds`;
-    None: never);
-    ``deterministic`` (online: the search's
-    budget counts work, not wall seconds, :mod:`.workclock`: the same snapshots give the same
-    plans on any machine and load, so decisions and replays are reproducible; a wall cap of
-    3 x the budget still stops a search; None, the default: on online; False: a wall-clock
-    budget).
+    None: never); ``deterministic`` (online: the search's budget counts work, not wall
+    seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
+    load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
+    a search; None, the default: on online; False: a wall-clock budget).
     """
 
     name = "hybrid"

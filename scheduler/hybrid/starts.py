@@ -59,10 +59,9 @@ class StartChecks:
         self.reserve_cores = reserve_cores
         self.reservations = reservations
         self.arrivals = Arrivals()
-        judged = self.reserve and hold_margin is not None and rollout > 0
+        judged = self.reserve and rollout > 0 and self.predictor is not None
         self.holds = None
-        if judged and self.predictor is not None:
-            assert hold_margin is not None
+        if judged and hold_margin is not None:
             self.holds = JudgedHolds(hold_margin, rollout, foresight)
 
     def _predict(self, job: Job) -> int:
