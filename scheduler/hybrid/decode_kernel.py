@@ -220,11 +220,12 @@ def list_decode(
         holding = hold >= 0 and start[hold] < 0
         shadow = 0
         n_active = 0
-        for e in range(n_ent):
-            if active[e]:
-                n_active += 1
-                if kend[e] > shadow:
-                    shadow = kend[e]
+        if holding:  # the scan only when a head holds (most decodes have no hold)
+            for e in range(n_ent):
+                if active[e]:
+                    n_active += 1
+                    if kend[e] > shadow:
+                        shadow = kend[e]
         f0, f1, f2, f3 = ftot[0], ftot[1], ftot[2], ftot[3]
         fresh = False
         failed[:] = False
