@@ -138,28 +138,39 @@ RUNS = 3
 
 
 def target(traces: dict[str, tuple[dict[str, Any], str]]) -> str:
-    """Issue 16's online target on these traces: every trace has at least :data:`RUNS`
-    comparable runs and each beats PRB; says which traces lose a run and which lack runs."""
+    """Issue 16's online target on these traces, read both ways: every trace has at least
+    :data:`RUNS` comparable runs and each beats PRB (the strict reading), or the mean of its
+    runs does (the mean over three runs); says which traces lose a run and which lack runs."""
     losing = [
         n for n, (row, _) in traces.items() if any(r is None or r <= 1.0 for r in ratios(row))
+    ]
+    mean_losing = [
+        n for n, (row, _) in traces.items() if (m := mean_ratio(row)) is None or m <= 1.0
     ]
     short = [n for n, (row, _) in traces.items() if len(row["hybrid"]) < RUNS]
     head = (
         "- Target (issue 16): the hybrid's mean weighted queue time below PRB's on every trace "
         f"over {RUNS} runs: "
     )
-    if not losing and not short:
-        return head + f"met on these {len(traces)} traces."
-    parts = []
-    if losing:
-        parts.append(f"{len(losing)} lose a run ({', '.join(_short(n) for n in losing)})")
     if short and len(short) == len(traces):
-        parts.append(f"every trace has fewer than {RUNS} runs")
-    elif short:
-        parts.append(
-            f"{len(short)} have fewer than {RUNS} runs ({', '.join(_short(n) for n in short)})"
-        )
-    return head + "not met: " + "; ".join(parts) + "."
+        lacking = f"every trace has fewer than {RUNS} runs"
+    else:
+        lacking = f"{len(short)} have fewer than {RUNS} runs ({', '.join(map(_short, short))})"
+
+    def verdict(bad: list[str], what: str) -> str:
+        if not bad and not short:
+            return f"met on these {len(traces)} traces"
+        parts = [f"{len(bad)} {what} ({', '.join(map(_short, bad))})"] if bad else []
+        return "not met: " + "; ".join(parts + ([lacking] if short else []))
+
+    return (
+        head
+        + "in every run, "
+        + verdict(losing, "lose a run")
+        + "; on the mean of the runs, "
+        + verdict(mean_losing, "lose on the mean")
+        + "."
+    )
 
 
 def _short(name: str) -> str:
