@@ -235,12 +235,21 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                 }
                 row["prb"] = run_one(nodes, pj, cap, "prb", {})
                 params = dict(hybrid)
-                if protocol == "real" and args.runtime_prior == "history":
+                if protocol == "real" and args.real_mode == "online":
+                    # the online dispatcher, its defaults (1 s deterministic cycle, rollout)
+                    params = {"mode": "online", "workers": args.workers,
+                              "foresight": args.real_foresight,
+                              "cold_prb": args.real_cold_prb == "on"}  # fmt: skip
+                    row["real_mode"] = "online"
+                    row["foresight"] = args.real_foresight
+                    row["cold_prb"] = args.real_cold_prb == "on"
+                online_mode = params.get("mode") == "online"
+                if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
                     params["scenario_kinds"] = args.scenario_kinds
                     row["prior"] = "earlier" if prior is earlier else "uniform"
                     row["prior_jobs"] = len(earlier)
-                if protocol == "real" and args.research is not None:
+                if protocol == "real" and args.research is not None and not online_mode:
                     params["research"] = args.research
                 if protocol == "real" and args.predict != "off":
                     params["predictor"] = predictor = RuntimePredictor()
@@ -520,6 +529,28 @@ def main() -> None:
         "ResearchPolicy (budget_s, total_s, when, durations, cp); 'off': none",
     )
     ap.add_argument(
+        "--real-mode",
+        choices=("offline", "online"),
+        default="offline",
+        help="real protocol: the hybrid's mode: 'offline' (one search on walltimes, the "
+        "robust choice, PRB's rule after the first early end) or 'online' (the online "
+        "dispatcher with its defaults: a 1 s search at every event judged by its rollout)",
+    )
+    ap.add_argument(
+        "--real-foresight",
+        type=int,
+        default=14_400,
+        help="real protocol, --real-mode online: the rollout's foresight (s; 0: no jobs to "
+        "arrive in its scenarios, as in a closed batch)",
+    )
+    ap.add_argument(
+        "--real-cold-prb",
+        choices=("on", "off"),
+        default="off",
+        help="real protocol, --real-mode online: PRB's plan while the rollout has too few "
+        "runtimes seen to judge a search's starts ('on'), or the search's ('off')",
+    )
+    ap.add_argument(
         "--predict",
         choices=("off", "history", "online"),
         default="off",
@@ -680,6 +711,9 @@ def main() -> None:
             "scenario_kinds": args.scenario_kinds,
             "research": args.research,
             "predict": args.predict,
+            "real_mode": args.real_mode,
+            "real_foresight": args.real_foresight,
+            "real_cold_prb": args.real_cold_prb,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,

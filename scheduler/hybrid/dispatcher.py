@@ -119,7 +119,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     None: never); ``deterministic`` (online: the search's budget counts work, not wall
     seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
     load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
-    a search; None, the default: on online; False: a wall-clock budget).
+    a search; None, the default: on online; False: a wall-clock budget); ``cold_prb``
+    (online, with a rollout: while too few runtimes have been seen for the rollout to judge
+    a search's starts, PRB's plan; False, the default: the search's).
     """
 
     name = "hybrid"
@@ -160,6 +162,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         reservations: int = 1,
         hold_margin: float | None = DEFAULT_MARGIN,
         deterministic: bool | None = None,
+        cold_prb: bool = False,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -234,7 +237,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.urgent = urgent_first and mode == "online"
         self.urgent_wait = urgent_wait
         online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout,
-                  "rollout_margin": rollout_margin}  # fmt: skip
+                  "rollout_margin": rollout_margin, "cold_prb": cold_prb}  # fmt: skip
         self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
         watch = foresight and rollout and mode == "online"  # offline: never consulted
         self.recent = Arrivals(FORESIGHT_JOBS) if watch else None

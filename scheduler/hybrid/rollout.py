@@ -142,13 +142,15 @@ def rollout_choice(
     window: Sequence[Job] = (),
     horizon: int = 0,
     margin: float = 0.0,
+    cold_prb: bool = False,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when its starts now, then PRB's rule, beat PRB's rule from now in the mean
     over ``count`` scenarios (:func:`prediction_scenarios`) of ``real`` (the RMS's snapshot,
     not the planning view), each with :func:`future_arrivals` from ``window`` when
     ``horizon`` > 0, or lose to it by less than ``margin`` (a share of the plan's mean); else
-    ``prb``. Nothing to judge (``best`` is ``prb``, too few errors recorded, or no compiled
-    decode): ``best``, with an empty record."""
+    ``prb``. Nothing to judge (``best`` is ``prb``, or the same starts now): ``best``, with an
+    empty record; no judge yet (too few errors recorded, or no compiled decode): ``best``, or
+    with ``cold_prb`` ``prb`` (recorded as ``rollout: cold``)."""
     if best is prb or not real.queued:
         return best, {}
     queued = {j.id: j for j in real.queued if not j.held}
@@ -159,7 +161,7 @@ def rollout_choice(
         return best, {}  # the same starts now: nothing to choose (no scenario drawn)
     dec = scenario_decoder(real, predictor, count, seed, window, horizon)
     if dec is None:
-        return best, {}
+        return (prb, {"rollout": "cold"}) if cold_prb else (best, {})
     rest = [j for j in real.queued if j.id not in first]
     plan_value = dec.rollout(now, rest)
     prb_value = dec.rollout([], list(real.queued))
@@ -217,12 +219,14 @@ def online_choice(
     window: Sequence[Job] = (),
     horizon: int = 0,
     rollout_margin: float = 0.0,
+    cold_prb: bool = False,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """The online hybrid's choice between a search's ``best`` and PRB's plan ``prb``: PRB's
     unless ``best`` beats it by ``margin`` in the model, then unless its starts win a rollout
     of ``rollout`` scenarios (:func:`rollout_choice`, with the jobs to arrive within
     ``horizon`` seconds drawn from ``window``, lost by less than ``rollout_margin``; 0 or no
-    predictor: not judged).
+    predictor: not judged; ``cold_prb``: PRB's while the rollout has too few runtimes seen
+    to judge).
 
     The margin is a share of the weighted wait the plans decide, from now on: what the
     queued jobs have waited so far (:func:`sunk_wait`) is the same in both plans and left
@@ -237,5 +241,5 @@ def online_choice(
             return prb, {"margin": "prb"}
     if rollout and predictor is not None:
         return rollout_choice(real, best, prb, predictor, rollout, seed, window, horizon,
-                              rollout_margin)  # fmt: skip
+                              rollout_margin, cold_prb)  # fmt: skip
     return best, {}

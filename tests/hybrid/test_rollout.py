@@ -37,10 +37,12 @@ def _predictor(underestimates: bool) -> RuntimePredictor:
     return pred
 
 
-def _started_now(predictor: RuntimePredictor, rollout: int) -> tuple[list[str], dict[str, object]]:
+def _started_now(
+    predictor: RuntimePredictor, rollout: int, cold_prb: bool = False
+) -> tuple[list[str], dict[str, object]]:
     node = Node("n1", WHOLE)
     hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.3,
-                              predictor=predictor, rollout=rollout)  # fmt: skip
+                              predictor=predictor, rollout=rollout, cold_prb=cold_prb)  # fmt: skip
     plan = hybrid.plan(Snapshot(0, (node,), (), tuple(_jobs())))
     return [a.job_id for a in plan.assignments if a.start == 0], dict(plan.stats.extra)
 
@@ -56,6 +58,24 @@ def test_the_plan_on_predictions_that_were_too_short_gives_way_to_prb() -> None:
 
 def test_the_plan_on_predictions_that_were_right_is_kept() -> None:
     now, extra = _started_now(_predictor(underestimates=False), rollout=8)
+    assert now == ["p0"]
+    assert extra["rollout"] == "kept"
+
+
+def test_a_plan_no_rollout_can_judge_yet_is_kept_or_with_cold_prb_gives_way_to_prb() -> None:
+    # Two ends seen (the class speaks: 10 s) but fewer than MIN_ERRORS errors: no scenario.
+    cold = RuntimePredictor(gate=False)
+    cold.learn(_jobs()[1], 10, predicted=10)
+    cold.learn(_jobs()[2], 10, predicted=10)
+    assert len(cold.errors) < MIN_ERRORS
+    now, extra = _started_now(cold, rollout=8)
+    assert now == ["p0"]
+    assert "rollout" not in extra
+    now, extra = _started_now(cold, rollout=8, cold_prb=True)
+    assert now == ["u"]
+    assert extra["rollout"] == "cold"
+    # Once the record is long enough the rollout judges, cold_prb or not.
+    now, extra = _started_now(_predictor(underestimates=False), rollout=8, cold_prb=True)
     assert now == ["p0"]
     assert extra["rollout"] == "kept"
 
