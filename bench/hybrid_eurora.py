@@ -239,10 +239,15 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     # the online dispatcher, its defaults (1 s deterministic cycle, rollout)
                     params = {"mode": "online", "workers": args.workers,
                               "foresight": args.real_foresight,
-                              "cold_prb": args.real_cold_prb == "on"}  # fmt: skip
+                              "cold_prb": args.real_cold_prb == "on",
+                              "rollout_margin": args.online_rollout_margin,
+                              "cold_prior": UNIFORM_PRIOR if args.real_cold_prior == "uniform"
+                              else ()}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
+                    row["rollout_margin"] = args.online_rollout_margin
+                    row["cold_prior"] = args.real_cold_prior
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -551,6 +556,14 @@ def main() -> None:
         "runtimes seen to judge a search's starts ('on'), or the search's ('off')",
     )
     ap.add_argument(
+        "--real-cold-prior",
+        choices=("uniform", "none"),
+        default="none",
+        help="real protocol, --real-mode online: while fewer runtimes have been seen than "
+        "the rollout needs, it draws runtime/walltime ratios from a uniform prior too "
+        "('uniform'), or does not judge ('none')",
+    )
+    ap.add_argument(
         "--predict",
         choices=("off", "history", "online"),
         default="off",
@@ -714,6 +727,7 @@ def main() -> None:
             "real_mode": args.real_mode,
             "real_foresight": args.real_foresight,
             "real_cold_prb": args.real_cold_prb,
+            "real_cold_prior": args.real_cold_prior,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,

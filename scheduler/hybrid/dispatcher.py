@@ -121,7 +121,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
     a search; None, the default: on online; False: a wall-clock budget); ``cold_prb``
     (online, with a rollout: while too few runtimes have been seen for the rollout to judge
-    a search's starts, PRB's plan; False, the default: the search's).
+    a search's starts, PRB's plan; False, the default: the search's); ``cold_prior``
+    (online, with a rollout: runtime/prediction ratios the rollout draws from too while the
+    predictor's record is shorter than :data:`.rollout.MIN_ERRORS`, e.g. a uniform prior:
+    the first searches are judged too; empty, the default: not judged).
     """
 
     name = "hybrid"
@@ -163,6 +166,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         hold_margin: float | None = DEFAULT_MARGIN,
         deterministic: bool | None = None,
         cold_prb: bool = False,
+        cold_prior: Sequence[float] = (),
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -237,7 +241,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.urgent = urgent_first and mode == "online"
         self.urgent_wait = urgent_wait
         online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout,
-                  "rollout_margin": rollout_margin, "cold_prb": cold_prb}  # fmt: skip
+                  "rollout_margin": rollout_margin, "cold_prb": cold_prb,
+                  "cold_prior": tuple(cold_prior)}  # fmt: skip
         self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
         watch = foresight and rollout and mode == "online"  # offline: never consulted
         self.recent = Arrivals(FORESIGHT_JOBS) if watch else None

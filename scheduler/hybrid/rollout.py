@@ -47,14 +47,28 @@ SPAN_S = 86_400
 first hours of a queue, a burst, are not taken for the rate to come)."""
 
 
+def rollout_errors(predictor: RuntimePredictor, prior: Sequence[float] = ()) -> list[float]:
+    """The error ratios the rollout draws from: the predictor's record, and ``prior`` too
+    while that record is shorter than :data:`MIN_ERRORS` (empty: none yet)."""
+    errors = list(predictor.errors)
+    if len(errors) < MIN_ERRORS and prior:
+        errors += prior
+    return errors if len(errors) >= MIN_ERRORS else []
+
+
 def prediction_scenarios(
-    real: Snapshot, predictor: RuntimePredictor, count: int, seed: int
+    real: Snapshot,
+    predictor: RuntimePredictor,
+    count: int,
+    seed: int,
+    prior: Sequence[float] = (),
 ) -> list[dict[str, int]]:
     """``count`` runtime scenarios of ``real``'s jobs (queued: job id -> runtime; running:
-    job id -> end time), each job's runtime its prediction times a drawn error ratio, in
-    [1, walltime]; a running job's end after now (else :func:`.predicted.predicted_end`)."""
-    errors = list(predictor.errors)
-    if len(errors) < MIN_ERRORS or count <= 0:
+    job id -> end time), each job's runtime its prediction times a drawn error ratio
+    (:func:`rollout_errors`), in [1, walltime]; a running job's end after now (else
+    :func:`.predicted.predicted_end`)."""
+    errors = rollout_errors(predictor, prior)
+    if not errors or count <= 0:
         return []
     rng = random.Random(seed)
     now = real.time
@@ -117,15 +131,16 @@ def scenario_decoder(
     seed: int,
     window: Sequence[Job] = (),
     horizon: int = 0,
+    prior: Sequence[float] = (),
 ) -> ScenarioDecoder | None:
     """The rollout's decoder: ``count`` scenarios (:func:`prediction_scenarios`) of ``real``
     (the RMS's snapshot, not the planning view), each with :func:`future_arrivals` from
     ``window`` when ``horizon`` > 0 (None: too few errors recorded, or no compiled decode)."""
-    cases = prediction_scenarios(real, predictor, count, seed)
+    cases = prediction_scenarios(real, predictor, count, seed, prior)
     if not cases:
         return None
     rng = random.Random(seed + 1)
-    errors = list(predictor.errors)
+    errors = rollout_errors(predictor, prior)
     arrivals = [future_arrivals(window, real.time, horizon, rng, predictor, errors, sc)
                 if horizon > 0 else [] for sc in cases]  # fmt: skip
     dec = ScenarioDecoder(real, StateCache(), cases, arrivals)
@@ -143,6 +158,7 @@ def rollout_choice(
     horizon: int = 0,
     margin: float = 0.0,
     cold_prb: bool = False,
+    cold_prior: Sequence[float] = (),
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when its starts now, then PRB's rule, beat PRB's rule from now in the mean
     over ``count`` scenarios (:func:`prediction_scenarios`) of ``real`` (the RMS's snapshot,
@@ -150,7 +166,9 @@ def rollout_choice(
     ``horizon`` > 0, or lose to it by less than ``margin`` (a share of the plan's mean); else
     ``prb``. Nothing to judge (``best`` is ``prb``, or the same starts now): ``best``, with an
     empty record; no judge yet (too few errors recorded, or no compiled decode): ``best``, or
-    with ``cold_prb`` ``prb`` (recorded as ``rollout: cold``)."""
+    with ``cold_prb`` ``prb`` (recorded as ``rollout: cold``); ``cold_prior``: error ratios
+    the scenarios draw from too while the predictor's record is short
+    (:func:`rollout_errors`)."""
     if best is prb or not real.queued:
         return best, {}
     queued = {j.id: j for j in real.queued if not j.held}
@@ -159,7 +177,7 @@ def rollout_choice(
     first = {j.id for j in now}
     if first == {a.job_id for a in prb.assignments if a.start <= real.time}:
         return best, {}  # the same starts now: nothing to choose (no scenario drawn)
-    dec = scenario_decoder(real, predictor, count, seed, window, horizon)
+    dec = scenario_decoder(real, predictor, count, seed, window, horizon, cold_prior)
     if dec is None:
         return (prb, {"rollout": "cold"}) if cold_prb else (best, {})
     rest = [j for j in real.queued if j.id not in first]
@@ -220,13 +238,14 @@ def online_choice(
     horizon: int = 0,
     rollout_margin: float = 0.0,
     cold_prb: bool = False,
+    cold_prior: Sequence[float] = (),
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """The online hybrid's choice between a search's ``best`` and PRB's plan ``prb``: PRB's
     unless ``best`` beats it by ``margin`` in the model, then unless its starts win a rollout
     of ``rollout`` scenarios (:func:`rollout_choice`, with the jobs to arrive within
     ``horizon`` seconds drawn from ``window``, lost by less than ``rollout_margin``; 0 or no
     predictor: not judged; ``cold_prb``: PRB's while the rollout has too few runtimes seen
-    to judge).
+    to judge; ``cold_prior``: error ratios it draws from too until then).
 
     The margin is a share of the weighted wait the plans decide, from now on: what the
     queued jobs have waited so far (:func:`sunk_wait`) is the same in both plans and left
@@ -241,5 +260,5 @@ def online_choice(
             return prb, {"margin": "prb"}
     if rollout and predictor is not None:
         return rollout_choice(real, best, prb, predictor, rollout, seed, window, horizon,
-                              rollout_margin, cold_prb)  # fmt: skip
+                              rollout_margin, cold_prb, cold_prior)  # fmt: skip
     return best, {}

@@ -38,11 +38,15 @@ def _predictor(underestimates: bool) -> RuntimePredictor:
 
 
 def _started_now(
-    predictor: RuntimePredictor, rollout: int, cold_prb: bool = False
+    predictor: RuntimePredictor,
+    rollout: int,
+    cold_prb: bool = False,
+    cold_prior: tuple[float, ...] = (),
 ) -> tuple[list[str], dict[str, object]]:
     node = Node("n1", WHOLE)
     hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.3,
-                              predictor=predictor, rollout=rollout, cold_prb=cold_prb)  # fmt: skip
+                              predictor=predictor, rollout=rollout, cold_prb=cold_prb,
+                              cold_prior=cold_prior)  # fmt: skip
     plan = hybrid.plan(Snapshot(0, (node,), (), tuple(_jobs())))
     return [a.job_id for a in plan.assignments if a.start == 0], dict(plan.stats.extra)
 
@@ -64,9 +68,7 @@ def test_the_plan_on_predictions_that_were_right_is_kept() -> None:
 
 def test_a_plan_no_rollout_can_judge_yet_is_kept_or_with_cold_prb_gives_way_to_prb() -> None:
     # Two ends seen (the class speaks: 10 s) but fewer than MIN_ERRORS errors: no scenario.
-    cold = RuntimePredictor(gate=False)
-    cold.learn(_jobs()[1], 10, predicted=10)
-    cold.learn(_jobs()[2], 10, predicted=10)
+    cold = _cold()
     assert len(cold.errors) < MIN_ERRORS
     now, extra = _started_now(cold, rollout=8)
     assert now == ["p0"]
@@ -76,6 +78,25 @@ def test_a_plan_no_rollout_can_judge_yet_is_kept_or_with_cold_prb_gives_way_to_p
     assert extra["rollout"] == "cold"
     # Once the record is long enough the rollout judges, cold_prb or not.
     now, extra = _started_now(_predictor(underestimates=False), rollout=8, cold_prb=True)
+    assert now == ["p0"]
+    assert extra["rollout"] == "kept"
+
+
+def _cold() -> RuntimePredictor:
+    """Two ends seen (the ten jobs' class speaks: 10 s): fewer errors than MIN_ERRORS."""
+    cold = RuntimePredictor(gate=False)
+    cold.learn(_jobs()[1], 10, predicted=10)
+    cold.learn(_jobs()[2], 10, predicted=10)
+    return cold
+
+
+def test_a_cold_prior_lets_the_rollout_judge_the_first_searches() -> None:
+    # A prior that says predictions run 3,600 times longer: the ten 10-s jobs first lose.
+    now, extra = _started_now(_cold(), rollout=8, cold_prior=(3600.0,) * MIN_ERRORS)
+    assert now == ["u"]
+    assert extra["rollout"] == "prb"
+    # A prior that says they are right: the plan is kept, judged.
+    now, extra = _started_now(_cold(), rollout=8, cold_prior=(1.0,) * MIN_ERRORS)
     assert now == ["p0"]
     assert extra["rollout"] == "kept"
 
