@@ -186,6 +186,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
                        ("hold_margin", hold_margin or 0)):  # fmt: skip
             if not v >= 0:
                 raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be >= 0")
+        if not all(r > 0 for r in cold_prior):
+            raise SearchParamError(f"HybridDispatcher: cold_prior={cold_prior!r}: ratios > 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         self.total_budget_s = total if mode == "offline" else math.inf

@@ -4,10 +4,13 @@ predictor's own record of its errors."""
 
 from __future__ import annotations
 
+import pytest
+
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
 from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.rollout import MIN_ERRORS, prediction_scenarios
+from wattsched.scheduler.hybrid.search_params import SearchParamError
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
@@ -99,6 +102,11 @@ def test_a_cold_prior_lets_the_rollout_judge_the_first_searches() -> None:
     now, extra = _started_now(_cold(), rollout=8, cold_prior=(1.0,) * MIN_ERRORS)
     assert now == ["p0"]
     assert extra["rollout"] == "kept"
+
+
+def test_a_cold_prior_of_ratios_not_above_zero_is_refused() -> None:
+    with pytest.raises(SearchParamError, match="cold_prior"):
+        HybridDispatcher(mode="online", cold_prior=(0.5, 0.0))
 
 
 def test_scenarios_keep_runtimes_in_walltime_and_running_ends_after_now() -> None:
