@@ -238,6 +238,15 @@ def report(
         "instance (>= 50 of them), else a uniform one: the instance's own runtimes are never "
         "used.",
     ]
+    online_rows = sum(1 for r in rows if r.get("real_mode") == "online")
+    if online_rows:
+        lines.append(
+            f'- {online_rows} real-runtime rows here ran the hybrid in `mode="online"` '
+            "(`--real-mode online`), so the note above is not theirs: a 1-s deterministic "
+            "search at every event, the predictor learning the jobs seen to end, the rollout "
+            "judging each search's starts against PRB's rule (none before 20 jobs have ended, "
+            "unless `cold_prior`; PRB's plan then with `cold_prb`)."
+        )
     if before:
         lines += _before(rows, before)
         lines += [
