@@ -242,12 +242,13 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "cold_prb": args.real_cold_prb == "on",
                               "rollout_margin": args.online_rollout_margin,
                               "cold_prior": UNIFORM_PRIOR if args.real_cold_prior == "uniform"
-                              else ()}  # fmt: skip
+                              else (), "seed": args.real_seed}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
                     row["rollout_margin"] = args.online_rollout_margin
                     row["cold_prior"] = args.real_cold_prior
+                    row["seed"] = args.real_seed
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -564,6 +565,12 @@ def main() -> None:
         "('uniform'), or does not judge ('none')",
     )
     ap.add_argument(
+        "--real-seed",
+        type=int,
+        default=0,
+        help="real protocol, --real-mode online: the hybrid's seed (its searches and rollouts)",
+    )
+    ap.add_argument(
         "--predict",
         choices=("off", "history", "online"),
         default="off",
@@ -728,6 +735,7 @@ def main() -> None:
             "real_foresight": args.real_foresight,
             "real_cold_prb": args.real_cold_prb,
             "real_cold_prior": args.real_cold_prior,
+            "real_seed": args.real_seed,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,
