@@ -119,12 +119,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     None: never); ``deterministic`` (online: the search's budget counts work, not wall
     seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
     load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
-    a search; None, the default: on online; False: a wall-clock budget); ``cold_prb``
-    (online, with a rollout: while too few runtimes have been seen for the rollout to judge
-    a search's starts, PRB's plan; False, the default: the search's); ``cold_prior``
-    (online, with a rollout: runtime/prediction ratios the rollout draws from too while the
-    predictor's record is shorter than :data:`.rollout.MIN_ERRORS`, e.g. a uniform prior:
-    the first searches are judged too; empty, the default: not judged).
+    a search; None, the default: on online; False: a wall-clock budget); ``cold_prb`` /
+    ``cold_prior`` (online, while the rollout has too short a record to judge: PRB's plan /
+    ratios > 0 it draws from too, :func:`.rollout.rollout_errors`; off by default).
     """
 
     name = "hybrid"
@@ -173,21 +170,19 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         if mode not in MODES:
             raise SearchParamError(f"HybridDispatcher: mode={mode!r} must be one of {MODES}")
         total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
-        for key, v in (("cycle_budget_s", cycle_budget_s), ("total_budget_s", total)):
+        for key, v in (("cycle_budget_s", cycle_budget_s), ("total_budget_s", total),
+                       ("cold_prior", min(cold_prior, default=1.0))):  # fmt: skip
             if not v > 0:
                 raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be > 0")
         if deterministic and mode != "online":
             raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
         self.deterministic = mode == "online" if deterministic is None else deterministic
-        if not urgent_wait >= 0:
-            raise SearchParamError(f"HybridDispatcher: urgent_wait={urgent_wait!r} must be >= 0")
         for key, v in (("reserve_cores", reserve_cores or 0), ("margin", margin),
-                       ("foresight", foresight), ("rollout_margin", rollout_margin),
+                       ("urgent_wait", urgent_wait), ("foresight", foresight),
+                       ("rollout_margin", rollout_margin),
                        ("hold_margin", hold_margin or 0)):  # fmt: skip
             if not v >= 0:
                 raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be >= 0")
-        if not all(r > 0 for r in cold_prior):
-            raise SearchParamError(f"HybridDispatcher: cold_prior={cold_prior!r}: ratios > 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         self.total_budget_s = total if mode == "offline" else math.inf
