@@ -46,6 +46,7 @@ from wattsched.scheduler.hybrid.search import (
     Timer,
     hybrid_search,
 )
+from wattsched.scheduler.hybrid.search_params import check_ranges
 from wattsched.scheduler.hybrid.starts import StartChecks
 from wattsched.scheduler.hybrid.twins import first_come_among_twins
 from wattsched.scheduler.hybrid.workclock import WorkClock
@@ -170,19 +171,16 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         if mode not in MODES:
             raise SearchParamError(f"HybridDispatcher: mode={mode!r} must be one of {MODES}")
         total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s
-        for key, v in (("cycle_budget_s", cycle_budget_s), ("total_budget_s", total),
-                       ("cold_prior", min(cold_prior, default=1.0))):  # fmt: skip
-            if not v > 0:
-                raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be > 0")
+        check_ranges("HybridDispatcher",
+                     {"cycle_budget_s": cycle_budget_s, "total_budget_s": total,
+                      "cold_prior": min(cold_prior, default=1.0)},
+                     {"reserve_cores": reserve_cores or 0, "margin": margin,
+                      "urgent_wait": urgent_wait, "foresight": foresight,
+                      "rollout_margin": rollout_margin,
+                      "hold_margin": hold_margin or 0})  # fmt: skip
         if deterministic and mode != "online":
             raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
         self.deterministic = mode == "online" if deterministic is None else deterministic
-        for key, v in (("reserve_cores", reserve_cores or 0), ("margin", margin),
-                       ("urgent_wait", urgent_wait), ("foresight", foresight),
-                       ("rollout_margin", rollout_margin),
-                       ("hold_margin", hold_margin or 0)):  # fmt: skip
-            if not v >= 0:
-                raise SearchParamError(f"HybridDispatcher: {key}={v!r} must be >= 0")
         self.name = "hybrid" if feedback else "hybrid-nofb"
         self.mode = mode
         self.total_budget_s = total if mode == "offline" else math.inf

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from wattsched.scheduler.hybrid.cpmodel import Cut
@@ -11,6 +12,18 @@ from wattsched.scheduler.model import SolverStats
 
 class SearchParamError(ValueError):
     """A search parameter is out of range; the message names it and its value."""
+
+
+def check_ranges(
+    owner: str, positive: Mapping[str, float], non_negative: Mapping[str, float]
+) -> None:
+    """Raise :class:`SearchParamError` for the first value of ``positive`` not > 0 or of
+    ``non_negative`` not >= 0 (NaN fails both), named as ``owner: key=value``."""
+    for values, bound, ok in ((positive, "> 0", lambda v: v > 0),
+                              (non_negative, ">= 0", lambda v: v >= 0)):  # fmt: skip
+        for key, v in values.items():
+            if not ok(v):
+                raise SearchParamError(f"{owner}: {key}={v!r} must be {bound}")
 
 
 @dataclass(frozen=True, slots=True)
