@@ -242,13 +242,15 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "cold_prb": args.real_cold_prb == "on",
                               "rollout_margin": args.online_rollout_margin,
                               "cold_prior": UNIFORM_PRIOR if args.real_cold_prior == "uniform"
-                              else (), "seed": args.real_seed}  # fmt: skip
+                              else (), "seed": args.real_seed,
+                              "rollout_by_class": args.real_by_class == "on"}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
                     row["rollout_margin"] = args.online_rollout_margin
                     row["cold_prior"] = args.real_cold_prior
                     row["seed"] = args.real_seed
+                    row["rollout_by_class"] = args.real_by_class == "on"
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -565,6 +567,14 @@ def main() -> None:
         "('uniform'), or does not judge ('none')",
     )
     ap.add_argument(
+        "--real-by-class",
+        choices=("on", "off"),
+        default="off",
+        help="real protocol, --real-mode online: in the rollout's scenarios the jobs of a "
+        "class still planned on walltimes share one drawn runtime ratio ('on'), or draw "
+        "their own ('off')",
+    )
+    ap.add_argument(
         "--real-seed",
         type=int,
         default=0,
@@ -736,6 +746,7 @@ def main() -> None:
             "real_cold_prb": args.real_cold_prb,
             "real_cold_prior": args.real_cold_prior,
             "real_seed": args.real_seed,
+            "real_by_class": args.real_by_class,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,

@@ -122,7 +122,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
     a search; None, the default: on online; False: a wall-clock budget); ``cold_prb`` /
     ``cold_prior`` (online, while the rollout has too short a record to judge: PRB's plan /
-    ratios > 0 it draws from too, :func:`.rollout.rollout_errors`; off by default).
+    ratios > 0 it draws from too, :func:`.rollout.rollout_errors`; off by default);
+    ``rollout_by_class`` (the rollout's jobs of a class still planned on walltimes share one
+    error ratio per scenario, :func:`.rollout.class_ratio`; off by default).
     """
 
     name = "hybrid"
@@ -165,6 +167,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         deterministic: bool | None = None,
         cold_prb: bool = False,
         cold_prior: Sequence[float] = (),
+        rollout_by_class: bool = False,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -237,7 +240,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.urgent_wait = urgent_wait
         online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout,
                   "rollout_margin": rollout_margin, "cold_prb": cold_prb,
-                  "cold_prior": tuple(cold_prior)}  # fmt: skip
+                  "cold_prior": tuple(cold_prior), "by_class": rollout_by_class}  # fmt: skip
         self._choose = partial(online_choice, predictor=self.predictor, horizon=foresight, **online)
         watch = foresight and rollout and mode == "online"  # offline: never consulted
         self.recent = Arrivals(FORESIGHT_JOBS) if watch else None

@@ -36,7 +36,7 @@ from wattsched.scheduler.hybrid.predicted import predicted_end
 from wattsched.scheduler.hybrid.scenario_search import ScenarioDecoder
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot
-from wattsched.scheduler.runtime_predictor import RuntimePredictor
+from wattsched.scheduler.runtime_predictor import RuntimePredictor, coarse_class
 
 MIN_ERRORS = 20
 """Fewer recorded errors than this: no rollout (the search's choice stands)."""
@@ -62,11 +62,14 @@ def prediction_scenarios(
     count: int,
     seed: int,
     prior: Sequence[float] = (),
+    by_class: bool = False,
 ) -> list[dict[str, int]]:
     """``count`` runtime scenarios of ``real``'s jobs (queued: job id -> runtime; running:
     job id -> end time), each job's runtime its prediction times a drawn error ratio
     (:func:`rollout_errors`), in [1, walltime]; a running job's end after now (else
-    :func:`.predicted.predicted_end`)."""
+    :func:`.predicted.predicted_end`). ``by_class``: the jobs of a class the predictor
+    cannot speak for yet (planned on their walltimes) share one drawn ratio per scenario
+    (:func:`class_ratio`); the others draw their own."""
     errors = rollout_errors(predictor, prior)
     if not errors or count <= 0:
         return []
@@ -75,13 +78,16 @@ def prediction_scenarios(
     out: list[dict[str, int]] = []
     for _ in range(count):
         sc: dict[str, int] = {}
+        shared: dict[tuple[object, ...], float] | None = {} if by_class else None
         for j in real.queued:
-            sc[j.id] = max(1, min(j.walltime, round(predictor.predict(j) * rng.choice(errors))))
+            ratio = class_ratio(j, predictor, rng, errors, shared)
+            sc[j.id] = max(1, min(j.walltime, round(predictor.predict(j) * ratio)))
         for rj in real.running:
             guess = predictor.predict(rj.job)
             end = None
-            for _ in range(DRAWS):
-                cand = rj.start + max(1, round(guess * rng.choice(errors)))
+            for k in range(DRAWS):
+                ratio = class_ratio(rj.job, predictor, rng, errors, shared if k == 0 else None)
+                cand = rj.start + max(1, round(guess * ratio))
                 if cand > now:
                     end = cand
                     break
@@ -90,6 +96,26 @@ def prediction_scenarios(
             sc[rj.job.id] = max(now + 1, min(end, rj.end_estimate))
         out.append(sc)
     return out
+
+
+def class_ratio(
+    job: Job,
+    predictor: RuntimePredictor,
+    rng: random.Random,
+    errors: Sequence[float],
+    shared: dict[tuple[object, ...], float] | None,
+) -> float:
+    """A drawn error ratio for ``job``: its class's in ``shared`` (drawn at its first job)
+    when the predictor plans the job on its walltime (a class none of whose jobs has been
+    seen to end: its walltime is off by what the whole class runs, not job by job, issue 16:
+    hist_200_20140401_141720's 8-hour jobs that run minutes); else (or ``shared`` None) its
+    own."""
+    if shared is None or predictor.level(job) != "walltime":
+        return rng.choice(errors)
+    key = coarse_class(job)
+    if key not in shared:
+        shared[key] = rng.choice(errors)
+    return shared[key]
 
 
 def future_arrivals(
@@ -132,11 +158,13 @@ def scenario_decoder(
     window: Sequence[Job] = (),
     horizon: int = 0,
     prior: Sequence[float] = (),
+    by_class: bool = False,
 ) -> ScenarioDecoder | None:
-    """The rollout's decoder: ``count`` scenarios (:func:`prediction_scenarios`) of ``real``
-    (the RMS's snapshot, not the planning view), each with :func:`future_arrivals` from
-    ``window`` when ``horizon`` > 0 (None: too few errors recorded, or no compiled decode)."""
-    cases = prediction_scenarios(real, predictor, count, seed, prior)
+    """The rollout's decoder: ``count`` scenarios (:func:`prediction_scenarios`, with
+    ``by_class``) of ``real`` (the RMS's snapshot, not the planning view), each with
+    :func:`future_arrivals` from ``window`` when ``horizon`` > 0 (None: too few errors
+    recorded, or no compiled decode)."""
+    cases = prediction_scenarios(real, predictor, count, seed, prior, by_class)
     if not cases:
         return None
     rng = random.Random(seed + 1)
@@ -159,6 +187,7 @@ def rollout_choice(
     margin: float = 0.0,
     cold_prb: bool = False,
     cold_prior: Sequence[float] = (),
+    by_class: bool = False,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """``best`` when its starts now, then PRB's rule, beat PRB's rule from now in the mean
     over ``count`` scenarios (:func:`prediction_scenarios`) of ``real`` (the RMS's snapshot,
@@ -168,7 +197,7 @@ def rollout_choice(
     empty record; no judge yet (too few errors recorded, or no compiled decode): ``best``, or
     with ``cold_prb`` ``prb`` (recorded as ``rollout: cold``); ``cold_prior``: error ratios
     the scenarios draw from too while the predictor's record is short
-    (:func:`rollout_errors`)."""
+    (:func:`rollout_errors`); ``by_class``: class-shared ratios (:func:`class_ratio`)."""
     if best is prb or not real.queued:
         return best, {}
     queued = {j.id: j for j in real.queued if not j.held}
@@ -177,7 +206,7 @@ def rollout_choice(
     first = {j.id for j in now}
     if first == {a.job_id for a in prb.assignments if a.start <= real.time}:
         return best, {}  # the same starts now: nothing to choose (no scenario drawn)
-    dec = scenario_decoder(real, predictor, count, seed, window, horizon, cold_prior)
+    dec = scenario_decoder(real, predictor, count, seed, window, horizon, cold_prior, by_class)
     if dec is None:
         return (prb, {"rollout": "cold"}) if cold_prb else (best, {})
     rest = [j for j in real.queued if j.id not in first]
@@ -239,13 +268,15 @@ def online_choice(
     rollout_margin: float = 0.0,
     cold_prb: bool = False,
     cold_prior: Sequence[float] = (),
+    by_class: bool = False,
 ) -> tuple[MappedSchedule, dict[str, float | int | str]]:
     """The online hybrid's choice between a search's ``best`` and PRB's plan ``prb``: PRB's
     unless ``best`` beats it by ``margin`` in the model, then unless its starts win a rollout
     of ``rollout`` scenarios (:func:`rollout_choice`, with the jobs to arrive within
     ``horizon`` seconds drawn from ``window``, lost by less than ``rollout_margin``; 0 or no
     predictor: not judged; ``cold_prb``: PRB's while the rollout has too few runtimes seen
-    to judge; ``cold_prior``: error ratios it draws from too until then).
+    to judge; ``cold_prior``: error ratios it draws from too until then; ``by_class``:
+    class-shared ratios, :func:`class_ratio`).
 
     The margin is a share of the weighted wait the plans decide, from now on: what the
     queued jobs have waited so far (:func:`sunk_wait`) is the same in both plans and left
@@ -260,5 +291,5 @@ def online_choice(
             return prb, {"margin": "prb"}
     if rollout and predictor is not None:
         return rollout_choice(real, best, prb, predictor, rollout, seed, window, horizon,
-                              rollout_margin, cold_prb, cold_prior)  # fmt: skip
+                              rollout_margin, cold_prb, cold_prior, by_class)  # fmt: skip
     return best, {}
