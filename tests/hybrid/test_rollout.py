@@ -4,6 +4,8 @@ predictor's own record of its errors."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from wattsched.connectors.simulated import SimulatedCluster
@@ -131,3 +133,22 @@ def test_the_rollout_keeps_the_cap_and_the_nodes_in_a_replay() -> None:
     assert res.start_errors == 0 and cluster.cap_violation_s == 0
     assert cluster.records["u"].start == 0
     assert all(r.start is not None for r in cluster.records.values())
+
+
+def test_by_class_the_jobs_of_a_class_planned_on_walltimes_share_one_ratio() -> None:
+    # The urgent job's class ("reservation") has no end seen: planned on its walltime. Three
+    # more of it; the ten "parallel" jobs' class speaks (10 s): they draw their own ratios.
+    pred = RuntimePredictor(gate=False)
+    other = Job(id="x", submit=0, walltime=36_000, units=1, unit=WHOLE, queue="other",
+                ewt=21_600)  # fmt: skip
+    for k in range(MIN_ERRORS + 10):
+        pred.learn(other, 1000 * (k % 7 + 1), predicted=36_000)  # ratios 1/36 .. 7/36
+    pred.learn_all([(_jobs()[1], 10), (_jobs()[2], 10)])
+    urgent = [replace(_jobs()[0], id=f"u{k}") for k in range(4)]
+    snap = Snapshot(0, (Node("n1", WHOLE),), (), (*urgent, *_jobs()[1:]))
+    assert pred.level(urgent[0]) == "walltime" and pred.level(_jobs()[1]) == "class"
+    shared = prediction_scenarios(snap, pred, 6, seed=3, by_class=True)
+    own = prediction_scenarios(snap, pred, 6, seed=3)
+    assert all(len({sc[u.id] for u in urgent}) == 1 for sc in shared)
+    assert any(len({sc[u.id] for u in urgent}) > 1 for sc in own)
+    assert any(len({sc[f"p{k}"] for k in range(10)}) > 1 for sc in shared)
