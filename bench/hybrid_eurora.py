@@ -243,7 +243,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "rollout_margin": args.online_rollout_margin,
                               "cold_prior": UNIFORM_PRIOR if args.real_cold_prior == "uniform"
                               else (), "seed": args.real_seed,
-                              "rollout_by_class": args.real_by_class == "on"}  # fmt: skip
+                              "rollout_by_class": args.real_by_class == "on",
+                              "twin_power": args.real_twin_power == "on"}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
@@ -251,6 +252,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["cold_prior"] = args.real_cold_prior
                     row["seed"] = args.real_seed
                     row["rollout_by_class"] = args.real_by_class == "on"
+                    row["twin_power"] = args.real_twin_power == "on"
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -575,6 +577,13 @@ def main() -> None:
         "their own ('off')",
     )
     ap.add_argument(
+        "--real-twin-power",
+        choices=("on", "off"),
+        default="on",
+        help="real protocol, --real-mode online: jobs alike but for their power estimates "
+        "are not twins ('on'), or are, and start in PRB's order ('off')",
+    )
+    ap.add_argument(
         "--real-seed",
         type=int,
         default=0,
@@ -747,6 +756,7 @@ def main() -> None:
             "real_cold_prior": args.real_cold_prior,
             "real_seed": args.real_seed,
             "real_by_class": args.real_by_class,
+            "real_twin_power": args.real_twin_power,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,

@@ -124,7 +124,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``cold_prior`` (online, while the rollout has too short a record to judge: PRB's plan /
     ratios > 0 it draws from too, :func:`.rollout.rollout_errors`; off by default);
     ``rollout_by_class`` (the rollout's jobs of a class still planned on walltimes share one
-    error ratio per scenario, :func:`.rollout.class_ratio`; off by default).
+    error ratio per scenario, :func:`.rollout.class_ratio`; off by default); ``twin_power``
+    (False: jobs that differ only in their power estimates start in PRB's order too,
+    :func:`.twins.first_come_among_twins`; True, the default: they are not twins).
     """
 
     name = "hybrid"
@@ -168,6 +170,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         cold_prb: bool = False,
         cold_prior: Sequence[float] = (),
         rollout_by_class: bool = False,
+        twin_power: bool = True,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -201,6 +204,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._prb_jobs: frozenset[str] | None = None
         """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
         self.fill_now = (mode == "online") if fill_now is None else fill_now
+        self.twin_power = twin_power
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(
             SearchParams, feedback=feedback, iterations=iterations, workers=workers,
@@ -320,7 +324,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
                 self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
-        assignments = first_come_among_twins(best.assignments, real.queued)  # real walltimes
+        # real walltimes
+        assignments = first_come_among_twins(best.assignments, real.queued, self.twin_power)
         stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust, "mode": self.mode})
         if self.on_replan is not None:
             self.on_replan(ReplanReport(snap.time, len(snap.queued), stats, self.spent_s,

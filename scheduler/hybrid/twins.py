@@ -25,24 +25,29 @@ from wattsched.scheduler.dispatcher import prb_key
 from wattsched.scheduler.model import Assignment, Job
 
 
-def twin_key(job: Job) -> Hashable:
-    """What makes two queued jobs interchangeable to a plan (see the module doc)."""
+def twin_key(job: Job, power: bool = True) -> Hashable:
+    """What makes two queued jobs interchangeable to a plan (see the module doc); without
+    ``power``, whatever their power estimates."""
     return (job.queue, job.ewt, job.user, job.partition, job.units, job.unit, job.walltime,
-            job.unit_power_w, job.placement, job.exclusive, job.value_per_core_s)  # fmt: skip
+            job.unit_power_w if power else None, job.placement, job.exclusive,
+            job.value_per_core_s)  # fmt: skip
 
 
 def first_come_among_twins(
-    assignments: Sequence[Assignment], queued: Sequence[Job]
+    assignments: Sequence[Assignment], queued: Sequence[Job], power: bool = True
 ) -> tuple[Assignment, ...]:
     """``assignments`` with each class of twins' slots given to its jobs in PRB's order: the
     earliest slot (start, then the order of the plan) to the twin PRB puts first, and a twin
     the plan leaves out is a later one. Slots of jobs not queued (running, or unknown), held
     jobs and jobs without a twin are left as they are. ``queued``: the jobs as the RMS gave
-    them (with predicted walltimes two unlike jobs can look alike)."""
+    them (with predicted walltimes two unlike jobs can look alike). Without ``power`` jobs
+    that differ only in their power estimates are twins too: a slot may then go to a job
+    that draws more than the one planned in it, so the plan's starts must be checked against
+    the cap again (the dispatcher checks every start on the real cluster)."""
     classes: dict[Hashable, list[Job]] = defaultdict(list)
     for job in queued:
         if not job.held:
-            classes[twin_key(job)].append(job)
+            classes[twin_key(job, power)].append(job)
     of = {j.id: key for key, js in classes.items() if len(js) > 1 for j in js}
     slots: dict[Hashable, list[int]] = defaultdict(list)
     for k, a in enumerate(assignments):
