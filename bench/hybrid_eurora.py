@@ -244,7 +244,9 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "cold_prior": UNIFORM_PRIOR if args.real_cold_prior == "uniform"
                               else (), "seed": args.real_seed,
                               "rollout_by_class": args.real_by_class == "on",
-                              "twin_power": args.real_twin_power == "on"}  # fmt: skip
+                              "twin_power": args.real_twin_power == "on",
+                              "urgent_first": args.online_urgent == "on",
+                              "urgent_wait": args.online_urgent_wait}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
@@ -253,6 +255,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["seed"] = args.real_seed
                     row["rollout_by_class"] = args.real_by_class == "on"
                     row["twin_power"] = args.real_twin_power == "on"
+                    row["urgent_first"] = args.online_urgent == "on"
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -724,8 +727,8 @@ def main() -> None:
     )
     ap.add_argument(
         "--online-urgent", choices=("on", "off"), default="off",
-        help="online: the hybrid's urgent_first (the most urgent queue's jobs that fit now "
-        "start first, scheduler/hybrid/urgent.py)",
+        help="online, and real protocol with --real-mode online: the hybrid's urgent_first "
+        "(the most urgent queue's jobs that fit now start first, scheduler/hybrid/urgent.py)",
     )  # fmt: skip
     ap.add_argument("--skip-offline", action="store_true")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
