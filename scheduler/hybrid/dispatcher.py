@@ -120,13 +120,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     None: never); ``deterministic`` (online: the search's budget counts work, not wall
     seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
     load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
-    a search; None, the default: on online; False: a wall-clock budget); ``cold_prb`` /
-    ``cold_prior`` (online, while the rollout has too short a record to judge: PRB's plan /
-    ratios > 0 it draws from too, :func:`.rollout.rollout_errors`; off by default);
-    ``rollout_by_class`` (the rollout's jobs of a class still planned on walltimes share one
-    error ratio per scenario, :func:`.rollout.class_ratio`; off by default); ``twin_power``
-    (False: jobs that differ only in their power estimates start in PRB's order too,
-    :func:`.twins.first_come_among_twins`; True, the default: they are not twins).
+    a search; None, the default: on online; False: a wall-clock budget); opt-in, off by
+    default: ``cold_prb`` / ``cold_prior`` (PRB's plan / ratios > 0 the rollout draws from too
+    while its record is too short, :func:`.rollout.rollout_errors`), ``rollout_by_class``
+    (:func:`.rollout.class_ratio`), ``twin_power=False`` (:func:`.twins.first_come_among_twins`).
     """
 
     name = "hybrid"
@@ -324,7 +321,6 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
                 self._prb_jobs = frozenset(j.id for j in snap.queued)
         self.spent_s += time.perf_counter() - t0
         self.replans += 1
-        # real walltimes
         assignments = first_come_among_twins(best.assignments, real.queued, self.twin_power)
         stats = replace(outcome.stats, extra={**outcome.stats.extra, **robust, "mode": self.mode})
         if self.on_replan is not None:
