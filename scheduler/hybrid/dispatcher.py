@@ -203,19 +203,16 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.fill_now = (mode == "online") if fill_now is None else fill_now
         self.twin_power = twin_power
         policy = offline_timeout_policy or TimeoutPolicy()
-        params = partial(
-            SearchParams, feedback=feedback, iterations=iterations, workers=workers,
-            grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
-            local_search=local_search,
-        )  # fmt: skip
+        params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
+                         grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
+                         local_search=local_search)  # fmt: skip
         if mode == "offline":
             self.params = params(
                 time_limit_s=time_limit_s, budget_s=budget_s, retry_on_timeout=True,
                 lns=feedback if lns is None else lns, lower_bound=lower_bound or "lp",
             )  # fmt: skip
         else:
-            # 10 % of the cycle kept for the fill and the plan's bookkeeping; the cycle budget
-            # goes to the CP solves (no LNS).
+            # 10 % of the cycle kept for the fill and bookkeeping; the rest to CP (no LNS).
             self.params = params(
                 time_limit_s=min(time_limit_s or cycle_budget_s, cycle_budget_s),
                 budget_s=0.9 * cycle_budget_s, retry_on_timeout=False, lns=False,
@@ -237,8 +234,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.predictor = RuntimePredictor() if predictor is True else predictor or None
         self._predicted: dict[str, int] = {}
         self._vcache: StateCache | None = None
-        self.urgent = urgent_first and mode == "online"
-        self.urgent_wait = urgent_wait
+        self.urgent, self.urgent_wait = urgent_first and mode == "online", urgent_wait
         online = {"margin": margin if mode == "online" else 0.0, "rollout": rollout,
                   "rollout_margin": rollout_margin, "cold_prb": cold_prb,
                   "cold_prior": tuple(cold_prior), "by_class": rollout_by_class}  # fmt: skip
