@@ -208,6 +208,17 @@ def bound_of(nodes: list[Node], jobs: list[Job], cap: PowerCap, protocol: str) -
             "bound_s": round(time.perf_counter() - t, 2)}  # fmt: skip
 
 
+def cold_prior(kind: str, earlier: tuple[float, ...]) -> tuple[float, ...]:
+    """The ratios the online rollout draws from before it has seen enough runtimes:
+    ``kind`` 'uniform', 'history' (``earlier``, the ratios of the jobs that ended before the
+    instance, where there are at least :data:`MIN_EARLIER`; else none) or 'none'."""
+    if kind == "uniform":
+        return UNIFORM_PRIOR
+    if kind == "history" and len(earlier) >= MIN_EARLIER:
+        return earlier
+    return ()
+
+
 def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     hybrid = {"mode": "offline", "total_budget_s": args.budget, "workers": args.workers,
@@ -241,8 +252,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "foresight": args.real_foresight,
                               "cold_prb": args.real_cold_prb == "on",
                               "rollout_margin": args.online_rollout_margin,
-                              "cold_prior": UNIFORM_PRIOR if args.real_cold_prior == "uniform"
-                              else (), "seed": args.real_seed,
+                              "cold_prior": cold_prior(args.real_cold_prior, earlier),
+                              "seed": args.real_seed,
                               "rollout_by_class": args.real_by_class == "on",
                               "twin_power": args.real_twin_power == "on",
                               "urgent_first": args.online_urgent == "on",
@@ -252,6 +263,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["cold_prb"] = args.real_cold_prb == "on"
                     row["rollout_margin"] = args.online_rollout_margin
                     row["cold_prior"] = args.real_cold_prior
+                    row["prior_jobs"] = len(earlier)
                     row["seed"] = args.real_seed
                     row["rollout_by_class"] = args.real_by_class == "on"
                     row["twin_power"] = args.real_twin_power == "on"
@@ -565,11 +577,13 @@ def main() -> None:
     )
     ap.add_argument(
         "--real-cold-prior",
-        choices=("uniform", "none"),
+        choices=("uniform", "history", "none"),
         default="none",
         help="real protocol, --real-mode online: while fewer runtimes have been seen than "
         "the rollout needs, it draws runtime/walltime ratios from a uniform prior too "
-        "('uniform'), or does not judge ('none')",
+        "('uniform'), from those of the historical jobs that ended before the instance "
+        f"where there are at least {MIN_EARLIER}, else none ('history'), or does not judge "
+        "('none')",
     )
     ap.add_argument(
         "--real-by-class",
