@@ -257,7 +257,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "rollout_by_class": args.real_by_class == "on",
                               "twin_power": args.real_twin_power == "on",
                               "urgent_first": args.online_urgent == "on",
-                              "urgent_wait": args.online_urgent_wait}  # fmt: skip
+                              "urgent_wait": args.online_urgent_wait,
+                              "reserve_accel": args.real_reserve_accel == "on"}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
@@ -268,6 +269,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["rollout_by_class"] = args.real_by_class == "on"
                     row["twin_power"] = args.real_twin_power == "on"
                     row["urgent_first"] = args.online_urgent == "on"
+                    row["reserve_accel"] = args.real_reserve_accel == "on"
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -586,6 +588,13 @@ def main() -> None:
         "('none')",
     )
     ap.add_argument(
+        "--real-reserve-accel",
+        choices=("on", "off"),
+        default="off",
+        help="real protocol, --real-mode online: a job whose units need all the GPUs (or "
+        "MICs) of a node is wide for the reservation too ('on'), or not ('off')",
+    )
+    ap.add_argument(
         "--real-by-class",
         choices=("on", "off"),
         default="off",
@@ -774,6 +783,7 @@ def main() -> None:
             "real_seed": args.real_seed,
             "real_by_class": args.real_by_class,
             "real_twin_power": args.real_twin_power,
+            "real_reserve_accel": args.real_reserve_accel,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,

@@ -110,9 +110,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     lose the rollout by this share, 0.5 % by default; 0: unless they lose or tie);
     ``reserve`` (online: a reservation for a starving wide job,
     :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the default: on online;
-    ``reserve_cores``: a job whose units need that many cores in all is
-    wide too; None, the default: the cores of the largest node, a job that needs a whole node;
-    0: wide means two units or more); ``reservations``: how many starving jobs hold a
+    ``reserve_cores``: a job whose units need that many cores in all is wide too; None, the
+    default: the cores of the largest node, a job that needs a whole node; 0: wide means two
+    units or more; ``reserve_accel``, opt-in: a job that needs all of a node's GPUs or MICs
+    too); ``reservations``: how many starving jobs hold a
     reservation at once (in PRB's order, each computed with the earlier ones booked: a start
     delays none; 1, the default: the first only); ``hold_margin`` (online, with a predictor
     and a rollout: a wide waited job that fails the reservation's value test holds one
@@ -168,6 +169,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         cold_prior: Sequence[float] = (),
         rollout_by_class: bool = False,
         twin_power: bool = True,
+        reserve_accel: bool = False,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -185,10 +187,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
             raise SearchParamError("HybridDispatcher: deterministic=True is for mode='online'")
         self.deterministic = mode == "online" if deterministic is None else deterministic
         self.name = "hybrid" if feedback else "hybrid-nofb"
-        self.mode = mode
+        self.mode, self.seed = mode, seed
         self.total_budget_s = total if mode == "offline" else math.inf
-        self.spent_s = 0.0
-        self.replans = 0
+        self.spent_s, self.replans = 0.0, 0
         self.fallbacks = 0
         """Reused plans replaced by PRB's (:meth:`_prb_if_better`)."""
         self.on_replan: Callable[[ReplanReport], None] | None = None
@@ -197,11 +198,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.prior = None if runtime_ratios is None else tuple(runtime_ratios)
         self.scenarios = scenarios
         self.kinds = tuple(scenario_kinds)
-        self.seed = seed
         self._prb_jobs: frozenset[str] | None = None
         """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
         self.fill_now = (mode == "online") if fill_now is None else fill_now
-        self.twin_power = twin_power
+        self.twin_power, self.reserve_accel = twin_power, reserve_accel
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
                          grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,

@@ -20,6 +20,7 @@ from wattsched.scheduler.reservation import (
     Reservations,
     greedy_starts,
     heads_first,
+    whole_node_accelerators,
     whole_node_cores,
 )
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
@@ -35,6 +36,9 @@ class StartChecks:
     urgent_wait: float
     reserve: bool
     reserve_cores: int | None
+    reserve_accel: bool = False
+    """A job that needs all of a node's GPUs or MICs is wide too
+    (:func:`~wattsched.scheduler.reservation.whole_node_accelerators`)."""
     reservations: int
     predictor: RuntimePredictor | None
     arrivals: Arrivals
@@ -90,8 +94,10 @@ class StartChecks:
             wide = self.reserve_cores
             if wide is None:
                 wide = whole_node_cores(snap.nodes)
+            hungry = whole_node_accelerators(snap.nodes) if self.reserve_accel else None
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
-                                   wide, self.reservations, self._pays_for(snap))  # fmt: skip
+                                   wide, self.reservations, self._pays_for(snap),
+                                   hungry)  # fmt: skip
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)

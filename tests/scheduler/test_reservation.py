@@ -4,6 +4,8 @@ it has waited twice its queue's expected wait, and no start delays it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from wattsched.connectors.simulated import SimulatedCluster
@@ -12,7 +14,13 @@ from wattsched.scheduler.dispatcher import create
 from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Node, PowerCap, Resources, RunningJob, Snapshot
-from wattsched.scheduler.reservation import Arrivals, heads_first, reserve, starving
+from wattsched.scheduler.reservation import (
+    Arrivals,
+    heads_first,
+    reserve,
+    starving,
+    whole_node_accelerators,
+)
 
 WHOLE = Resources(cores=16)
 NODES = [Node("n1", WHOLE), Node("n2", WHOLE)]
@@ -166,3 +174,49 @@ def test_the_hybrid_reserves_a_node_for_a_starving_whole_node_job() -> None:
     # Starving from 600 + 2 x 1,800; then the one-core jobs on its node end within 1,000 s.
     assert 4_200 <= (reserved := start(16)) <= 5_300
     assert start(None) == reserved  # the default: the largest node's cores (16), a whole node
+
+
+GPU_NODE = Node("g1", Resources(cores=16, gpus=2))
+
+
+def _two_gpu_job() -> Job:
+    return Job(id="g", submit=600, walltime=600, units=1, unit=Resources(cores=2, gpus=2),
+               queue="debug", ewt=1800, runtime=12)  # fmt: skip
+
+
+def _gpu_flow(count: int = 20) -> list[Job]:
+    """A one-GPU job every 500 s, each running 1,000 s: both of the node's GPUs busy (but
+    for the instant one ends and the next arrives) until the flow dries up (10,500 s)."""
+    return [Job(id=f"q{k}", submit=500 * k, walltime=1000, units=1,
+                unit=Resources(cores=1, gpus=1), queue="parallel", ewt=21_600, runtime=1000)
+            for k in range(count)]  # fmt: skip
+
+
+def test_a_job_that_needs_all_of_a_nodes_gpus_is_wide_with_hungry() -> None:
+    walltime = lambda j: j.walltime  # noqa: E731
+    snap = Snapshot(4_200, (GPU_NODE, NODES[0]), (), (_two_gpu_job(), *_gpu_flow()[8:]),
+                    PowerCap.constant(10_000.0))  # fmt: skip
+    accel = whole_node_accelerators(snap.nodes)
+    assert accel(_two_gpu_job()) and not accel(_gpu_flow(1)[0])
+    assert not whole_node_accelerators(NODES)(_two_gpu_job())  # no node has a GPU: none wide
+    assert starving(snap, walltime) == []  # one unit, two cores: not wide
+    assert [j.id for j in starving(snap, walltime, hungry=accel)] == ["g"]
+    assert starving(replace(snap, time=3_000), walltime, hungry=accel) == []  # not waited
+
+
+def test_the_hybrid_reserves_both_gpus_for_a_starving_two_gpu_job() -> None:
+    def start(reserve_accel: bool) -> int:
+        cluster = SimulatedCluster([GPU_NODE], [_two_gpu_job(), *_gpu_flow()],
+                                   PowerCap.constant(10_000.0), record_power=False)  # fmt: skip
+        hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.05,
+                                  predictor=False, reserve_accel=reserve_accel)  # fmt: skip
+        res = replay(cluster, hybrid)
+        assert res.start_errors == 0 and cluster.cap_violation_s == 0
+        assert all(r.start is not None for r in cluster.records.values())
+        got = cluster.records["g"].start
+        assert got is not None
+        return got
+
+    assert start(False) >= 9_500  # only once the flow has dried up
+    # Starving from 600 + 2 x 1,800; then the one-GPU job on the other GPU ends within 1,000 s.
+    assert 4_200 <= start(True) <= 5_300
