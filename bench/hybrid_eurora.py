@@ -258,7 +258,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "twin_power": args.real_twin_power == "on",
                               "urgent_first": args.online_urgent == "on",
                               "urgent_wait": args.online_urgent_wait,
-                              "reserve_accel": args.real_reserve_accel == "on"}  # fmt: skip
+                              "reserve_accel": args.real_reserve_accel == "on",
+                              "rollout": args.online_rollout}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
                     row["cold_prb"] = args.real_cold_prb == "on"
@@ -270,6 +271,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["twin_power"] = args.real_twin_power == "on"
                     row["urgent_first"] = args.online_urgent == "on"
                     row["reserve_accel"] = args.real_reserve_accel == "on"
+                    row["rollout"] = args.online_rollout
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
@@ -665,8 +667,8 @@ def main() -> None:
         "--online-rollout",
         type=int,
         default=8,
-        help="online: scenarios of the rollout judging a search's starts against PRB's rule "
-        "(scheduler/hybrid/rollout.py; 0: none)",
+        help="online (and --real-mode online): scenarios of the rollout judging a search's "
+        "starts against PRB's rule (scheduler/hybrid/rollout.py; 0: none)",
     )
     ap.add_argument(
         "--online-foresight",
