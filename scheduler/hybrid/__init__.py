@@ -68,7 +68,9 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
     kept or replaced by PRB's by the robust choice (:mod:`.robust`, or the re-search's,
     :mod:`.research`); ``researched``: re-searches at early ends. ``first_counts``: what
     the first search decoded (:data:`SEARCH_COUNTS`: local-search tries and wins, LNS moves,
-    whole-model CP solves, mapped schedules); ``research_counts``: the re-searches' decodes.
+    whole-model CP solves, mapped schedules); ``research_counts``: the re-searches' decodes;
+    ``work_capped``: searches of a work budget (``deterministic``) that the wall cap stopped
+    (a replay with any is not reproducible: the machine was too loaded).
     """
     searched = [s for s in stats if s.status not in NOT_SEARCHED]
     secs = [s.seconds for s in searched]
@@ -102,6 +104,7 @@ def solver_summary(stats: Sequence[SolverStats]) -> dict[str, Any]:
         else {},
         "robust": dict(Counter(str(s.extra["robust"]) for s in searched if "robust" in s.extra)),
         "research_counts": _research_counts(searched),
+        "work_capped": sum(1 for s in searched if s.extra.get("work_capped")),
     }
 
 

@@ -22,7 +22,11 @@ def test_summary_counts_searches_and_leaves_out_reused_cycles() -> None:
         SolverStats(status="reused"),
         SolverStats(status="idle"),
         SolverStats(
-            status="unknown", objective=8.0, seconds=1.0, iterations=0, extra={"best_source": "prb"}
+            status="unknown",
+            objective=8.0,
+            seconds=1.0,
+            iterations=0,
+            extra={"best_source": "prb", "work_capped": 1},
         ),
     ]
     s = solver_summary(stats)
@@ -37,6 +41,7 @@ def test_summary_counts_searches_and_leaves_out_reused_cycles() -> None:
     assert s["improved_over_prb"] == 1
     assert s["objective"] == 8.0
     assert s["first_counts"] == {"ls_tries": 900, "lns_moves": 7}
+    assert s["work_capped"] == 1  # the second search, stopped by the wall cap
 
 
 def test_summary_of_nothing() -> None:
