@@ -258,7 +258,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "twin_power": args.real_twin_power == "on",
                               "urgent_first": args.online_urgent == "on",
                               "urgent_wait": args.online_urgent_wait,
-                              "reserve_accel": args.real_reserve_accel == "on",
+                              "reserve_accel": args.reserve_accel == "on",
                               "rollout": args.online_rollout}  # fmt: skip
                     row["real_mode"] = "online"
                     row["foresight"] = args.real_foresight
@@ -270,7 +270,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     row["rollout_by_class"] = args.real_by_class == "on"
                     row["twin_power"] = args.real_twin_power == "on"
                     row["urgent_first"] = args.online_urgent == "on"
-                    row["reserve_accel"] = args.real_reserve_accel == "on"
+                    row["reserve_accel"] = args.reserve_accel == "on"
                     row["rollout"] = args.online_rollout
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
@@ -377,6 +377,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["reserve_cores"] = reserve_cores
         if args.online_reservations != 1 and args.online_reserve == "on":  # absent: 1
             row["reservations"] = args.online_reservations
+        if args.reserve_accel == "on" and args.online_reserve == "on":  # absent: off
+            row["reserve_accel"] = True
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -398,6 +400,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["rollout_margin"] = args.online_rollout_margin
                     params["hold_margin"] = args.online_hold_margin
                     params["reserve"] = args.online_reserve == "on"
+                    params["reserve_accel"] = args.reserve_accel == "on"
                     params["reserve_cores"] = args.online_reserve_cores
                     params["reservations"] = args.online_reservations
                     params["deterministic"] = args.online_deterministic == "on"
@@ -590,11 +593,12 @@ def main() -> None:
         "('none')",
     )
     ap.add_argument(
-        "--real-reserve-accel",
+        "--reserve-accel",
         choices=("on", "off"),
         default="off",
-        help="real protocol, --real-mode online: a job whose units need all the GPUs (or "
-        "MICs) of a node is wide for the reservation too ('on'), or not ('off')",
+        help="the online rows and the --real-mode online rows: a job whose units need all the "
+        "GPUs (or MICs) of a node is wide for the hybrid's reservation too ('on'), or not "
+        "('off'; HybridDispatcher reserve_accel)",
     )
     ap.add_argument(
         "--real-by-class",
@@ -785,7 +789,7 @@ def main() -> None:
             "real_seed": args.real_seed,
             "real_by_class": args.real_by_class,
             "real_twin_power": args.real_twin_power,
-            "real_reserve_accel": args.real_reserve_accel,
+            "reserve_accel": args.reserve_accel,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,
