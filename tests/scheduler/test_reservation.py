@@ -157,18 +157,24 @@ def test_a_one_unit_whole_node_job_is_wide_with_wide_cores() -> None:
     assert starving(snap, walltime, wide_cores=17) == []
 
 
+def _hybrid_start_of(job: Job, node: Node, flow: list[Job], **params: object) -> int:
+    """When the online hybrid (``params``) starts ``job`` on ``node`` beside ``flow``."""
+    cluster = SimulatedCluster([node], [job, *flow], PowerCap.constant(10_000.0),
+                               record_power=False)  # fmt: skip
+    hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.05, predictor=False,
+                              **params)  # fmt: skip
+    res = replay(cluster, hybrid)
+    assert res.start_errors == 0 and cluster.cap_violation_s == 0
+    assert all(r.start is not None for r in cluster.records.values())
+    got = cluster.records[job.id].start
+    assert got is not None
+    return got
+
+
 def test_the_hybrid_reserves_a_node_for_a_starving_whole_node_job() -> None:
     def start(reserve_cores: int | None) -> int:
-        cluster = SimulatedCluster([NODES[0]], [_whole_node_job(), *_core_flow()],
-                                   PowerCap.constant(10_000.0), record_power=False)  # fmt: skip
-        hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.05,
-                                  predictor=False, reserve_cores=reserve_cores)  # fmt: skip
-        res = replay(cluster, hybrid)
-        assert res.start_errors == 0 and cluster.cap_violation_s == 0
-        assert all(r.start is not None for r in cluster.records.values())
-        got = cluster.records["u"].start
-        assert got is not None
-        return got
+        return _hybrid_start_of(_whole_node_job(), NODES[0], _core_flow(),
+                                reserve_cores=reserve_cores)  # fmt: skip
 
     assert start(0) >= 6_500  # only once the flow has dried up (7,000 s)
     # Starving from 600 + 2 x 1,800; then the one-core jobs on its node end within 1,000 s.
@@ -206,16 +212,7 @@ def test_a_job_that_needs_all_of_a_nodes_gpus_is_wide_with_hungry() -> None:
 
 def test_the_hybrid_reserves_both_gpus_for_a_starving_two_gpu_job() -> None:
     def start(reserve_accel: bool) -> int:
-        cluster = SimulatedCluster([GPU_NODE], [_two_gpu_job(), *_gpu_flow()],
-                                   PowerCap.constant(10_000.0), record_power=False)  # fmt: skip
-        hybrid = HybridDispatcher(mode="online", workers=1, cycle_budget_s=0.05,
-                                  predictor=False, reserve_accel=reserve_accel)  # fmt: skip
-        res = replay(cluster, hybrid)
-        assert res.start_errors == 0 and cluster.cap_violation_s == 0
-        assert all(r.start is not None for r in cluster.records.values())
-        got = cluster.records["g"].start
-        assert got is not None
-        return got
+        return _hybrid_start_of(_two_gpu_job(), GPU_NODE, _gpu_flow(), reserve_accel=reserve_accel)
 
     assert start(False) >= 9_500  # only once the flow has dried up
     # Starving from 600 + 2 x 1,800; then the one-GPU job on the other GPU ends within 1,000 s.
