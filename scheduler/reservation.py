@@ -15,7 +15,7 @@ walltime) before the shadow time, or it avoids those nodes and leaves the head i
 the shadow time. A job is starving when it is wide (at least ``wide`` units, or with
 ``wide_cores`` units needing that many cores in all: the hybrid's default, a whole node's
 worth, since a flow of one-core jobs rarely leaves a node empty either; or, with
-``hungry``, a job that needs all the GPUs or MICs of a node, :func:`whole_node_accelerators`:
+``also_wide``, a job that needs all the GPUs or MICs of a node, :func:`whole_node_accelerators`:
 a flow of one-GPU jobs rarely leaves both GPUs of a node free), has waited
 ``k`` times its queue's expected wait time, and is worth its room: its weight over its
 predicted area (units x cores x predicted runtime, the Smith-rule index the hybrid's
@@ -180,7 +180,7 @@ def whole_node_cores(nodes: Sequence[Node]) -> int:
 
 
 def whole_node_accelerators(nodes: Sequence[Node]) -> Callable[[Job], bool]:
-    """The test of a job wide by its accelerators (``hungry`` of :func:`starving`): its units
+    """The test of a job wide by its accelerators (``also_wide`` of :func:`starving`): its units
     need, in all, as many GPUs as the node with the most has, or as many MICs (a resource no
     node has makes no job wide)."""
     gpus = max((n.capacity.gpus for n in nodes), default=0)
@@ -199,13 +199,13 @@ def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float 
              wide: int = WIDE, reference: Sequence[Job] = (),
              wide_cores: int = 0,
              pays: Callable[[Job], bool] | None = None,
-             hungry: Callable[[Job], bool] | None = None) -> list[Job]:  # fmt: skip
+             also_wide: Callable[[Job], bool] | None = None) -> list[Job]:  # fmt: skip
     """The starving jobs of ``snap`` in PRB's order (see the module doc); ``reference``: the
     jobs the value test ranks against (empty: the queue); ``wide_cores`` > 0: a job of fewer
     than ``wide`` units is wide too when its units need that many cores in all (a whole
     node's: under a flow of one-core jobs a node rarely empties by itself); ``pays``: a wide
     waited job that fails the value test starves too when ``pays(job)`` (the hybrid's judged
-    reservations, :mod:`wattsched.scheduler.hybrid.holds`); ``hungry``: a job for which it
+    reservations, :mod:`wattsched.scheduler.hybrid.holds`); ``also_wide``: a job for which it
     says True is wide too (:func:`whole_node_accelerators`)."""
     queued = prb_order(snap.queued)
     if not queued:
@@ -219,7 +219,7 @@ def starving(snap: Snapshot, predict: Predict, *, k: float = K, quantile: float 
 
     def is_wide(j: Job) -> bool:
         return (j.units >= wide or (wide_cores > 0 and j.units * j.unit.cores >= wide_cores)
-                or (hungry is not None and hungry(j)))  # fmt: skip
+                or (also_wide is not None and also_wide(j)))  # fmt: skip
 
     return [j for j in queued
             if is_wide(j) and waited(snap, j, k)
@@ -270,18 +270,18 @@ def heads_first(
     wide_cores: int = 0,
     limit: int = 1,
     pays: Callable[[Job], bool] | None = None,
-    hungry: Callable[[Job], bool] | None = None,
+    also_wide: Callable[[Job], bool] | None = None,
 ) -> tuple[list[Assignment], Reservations | None]:
     """The starving jobs that fit now, started in PRB's order (booked in ``state``), and the
     reservations of the first ``limit`` that do not (None: none; the starving jobs after the
-    last reserved one wait); ``reference``, ``wide_cores`` and ``hungry`` as for
+    last reserved one wait); ``reference``, ``wide_cores`` and ``also_wide`` as for
     :func:`starving`. A
     starving job after a reserved one starts now only if it delays no reservation."""
     out: list[Assignment] = []
     held: list[Reservation] = []
     now = snap.time
     for job in starving(snap, predict, reference=reference, wide_cores=wide_cores, pays=pays,
-                        hungry=hungry):  # fmt: skip
+                        also_wide=also_wide):  # fmt: skip
         jv = cache.vec(job)
         if held:
             got = Reservations(held).place(state, jv, now, job.walltime)

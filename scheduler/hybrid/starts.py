@@ -94,10 +94,10 @@ class StartChecks:
             wide = self.reserve_cores
             if wide is None:
                 wide = whole_node_cores(snap.nodes)
-            hungry = whole_node_accelerators(snap.nodes) if self.reserve_accel else None
+            also_wide = whole_node_accelerators(snap.nodes) if self.reserve_accel else None
             out, res = heads_first(snap, self.cache, state, self._predict, self.arrivals.jobs,
                                    wide, self.reservations, self._pays_for(snap),
-                                   hungry)  # fmt: skip
+                                   also_wide)  # fmt: skip
         self._res = res
         if self.urgent:
             out += urgent_starts(snap, self.cache, state, res, self.urgent_wait)

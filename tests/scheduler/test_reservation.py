@@ -206,8 +206,8 @@ def test_a_job_that_needs_all_of_a_nodes_gpus_is_wide_with_hungry() -> None:
     assert accel(_two_gpu_job()) and not accel(_gpu_flow(1)[0])
     assert not whole_node_accelerators(NODES)(_two_gpu_job())  # no node has a GPU: none wide
     assert starving(snap, walltime) == []  # one unit, two cores: not wide
-    assert [j.id for j in starving(snap, walltime, hungry=accel)] == ["g"]
-    assert starving(replace(snap, time=3_000), walltime, hungry=accel) == []  # not waited
+    assert [j.id for j in starving(snap, walltime, also_wide=accel)] == ["g"]
+    assert starving(replace(snap, time=3_000), walltime, also_wide=accel) == []  # not waited
 
 
 def test_the_hybrid_reserves_both_gpus_for_a_starving_two_gpu_job() -> None:
