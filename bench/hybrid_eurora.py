@@ -208,6 +208,11 @@ def bound_of(nodes: list[Node], jobs: list[Job], cap: PowerCap, protocol: str) -
             "bound_s": round(time.perf_counter() - t, 2)}  # fmt: skip
 
 
+REAL_ONLINE_ROW = ("foresight", "cold_prb", "rollout_margin", "seed", "rollout_by_class",
+                   "twin_power", "urgent_first", "reserve_accel", "rollout")  # fmt: skip
+"""The ``--real-mode online`` hybrid's parameters a row records as they are."""
+
+
 def cold_prior(kind: str, earlier: tuple[float, ...]) -> tuple[float, ...]:
     """The ratios the online rollout draws from before it has seen enough runtimes:
     ``kind`` 'uniform', 'history' (``earlier``, the ratios of the jobs that ended before the
@@ -260,18 +265,9 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "urgent_wait": args.online_urgent_wait,
                               "reserve_accel": args.reserve_accel == "on",
                               "rollout": args.online_rollout}  # fmt: skip
-                    row["real_mode"] = "online"
-                    row["foresight"] = args.real_foresight
-                    row["cold_prb"] = args.real_cold_prb == "on"
-                    row["rollout_margin"] = args.online_rollout_margin
-                    row["cold_prior"] = args.real_cold_prior
-                    row["prior_jobs"] = len(earlier)
-                    row["seed"] = args.real_seed
-                    row["rollout_by_class"] = args.real_by_class == "on"
-                    row["twin_power"] = args.real_twin_power == "on"
-                    row["urgent_first"] = args.online_urgent == "on"
-                    row["reserve_accel"] = args.reserve_accel == "on"
-                    row["rollout"] = args.online_rollout
+                    row.update({k: params[k] for k in REAL_ONLINE_ROW})
+                    row.update(real_mode="online", cold_prior=args.real_cold_prior,
+                               prior_jobs=len(earlier))  # fmt: skip
                 online_mode = params.get("mode") == "online"
                 if protocol == "real" and args.runtime_prior == "history" and not online_mode:
                     params["runtime_ratios"] = prior
