@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def ratios(files: list[Path]) -> dict[Key, float]:
 
 
 def summary(name: str, values: list[float]) -> str:
-    gmean = math.exp(sum(math.log(v) for v in values) / len(values))
+    gmean = statistics.geometric_mean(values)
     below = sum(v < 1 for v in values)
     return (f"- {name}: {len(values)} rows, median {statistics.median(values):.3f}, geometric "
             f"mean {gmean:.3f}, min {min(values):.3f}, rows < 1: {below}")  # fmt: skip
