@@ -209,7 +209,8 @@ def bound_of(nodes: list[Node], jobs: list[Job], cap: PowerCap, protocol: str) -
 
 
 REAL_ONLINE_ROW = ("foresight", "cold_prb", "rollout_margin", "seed", "rollout_by_class",
-                   "twin_power", "urgent_first", "reserve_accel", "rollout")  # fmt: skip
+                   "twin_power", "urgent_first", "reserve_accel", "rollout",
+                   "hold_margin")  # fmt: skip
 """The ``--real-mode online`` hybrid's parameters a row records as they are."""
 
 
@@ -264,7 +265,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "urgent_first": args.online_urgent == "on",
                               "urgent_wait": args.online_urgent_wait,
                               "reserve_accel": args.reserve_accel == "on",
-                              "rollout": args.online_rollout}  # fmt: skip
+                              "rollout": args.online_rollout,
+                              "hold_margin": args.online_hold_margin}  # fmt: skip
                     row.update({k: params[k] for k in REAL_ONLINE_ROW})
                     row.update(real_mode="online", cold_prior=args.real_cold_prior,
                                prior_jobs=len(earlier))  # fmt: skip
@@ -688,7 +690,8 @@ def main() -> None:
         "--online-hold-margin",
         type=_margin_or_off,
         default=0.02,
-        help="online: a wide waited job that fails the reservation's value test holds one "
+        help="online (and --real-mode online): a wide waited job that fails the "
+        "reservation's value test holds one "
         "when a rollout says it beats PRB's rule by this share (scheduler/hybrid/holds.py; "
         "0.02, the dispatcher's default since session 32; 'off': never)",
     )
