@@ -275,8 +275,8 @@ def heads_first(
     """The starving jobs that fit now, started in PRB's order (booked in ``state``), and the
     reservations of the first ``limit`` that do not (None: none; the starving jobs after the
     last reserved one wait); ``reference``, ``wide_cores`` and ``also_wide`` as for
-    :func:`starving`. A
-    starving job after a reserved one starts now only if it delays no reservation."""
+    :func:`starving`. A starving job after a reserved one starts now only if it delays no
+    reservation."""
     out: list[Assignment] = []
     held: list[Reservation] = []
     now = snap.time

@@ -198,7 +198,7 @@ def _gpu_flow(count: int = 20) -> list[Job]:
             for k in range(count)]  # fmt: skip
 
 
-def test_a_job_that_needs_all_of_a_nodes_gpus_is_wide_with_hungry() -> None:
+def test_a_job_that_needs_all_of_a_nodes_gpus_is_wide_with_also_wide() -> None:
     walltime = lambda j: j.walltime  # noqa: E731
     snap = Snapshot(4_200, (GPU_NODE, NODES[0]), (), (_two_gpu_job(), *_gpu_flow()[8:]),
                     PowerCap.constant(10_000.0))  # fmt: skip
