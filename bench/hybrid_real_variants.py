@@ -3,7 +3,9 @@ instance and cap for each variant, a summary line per variant, and a plot.
 
 Usage: ``.venv/bin/python bench/hybrid_real_variants.py online=a.json,b.json
 by_class=c.json --png out.png`` (each NAME=FILES a variant; a row seen twice in a variant's
-files keeps the last). Prints a markdown table.
+files keeps the last). ``--runs NAME=V1,V2,...``: one more column, PRB over the mean of the
+hybrid's objectives in variants V1, V2, ... (runs of one dispatcher with other seeds; PRB is
+the same in each), on the rows all of them have. Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ def summary(name: str, values: list[float]) -> str:
             f"mean {gmean:.3f}, min {min(values):.3f}, rows < 1: {below}")  # fmt: skip
 
 
+def over_runs(runs: list[dict[Key, float]]) -> dict[Key, float]:
+    """PRB / the mean hybrid objective over ``runs`` (the harmonic mean of their ratios: PRB's
+    objective is the same in each), on the rows every run has."""
+    keys = set.intersection(*(set(r) for r in runs))
+    return {k: len(runs) / sum(1 / r[k] for r in runs) for k in keys}
+
+
 def plot(variants: dict[str, dict[Key, float]], keys: list[Key], png: Path) -> None:
     import matplotlib
 
@@ -59,6 +68,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("variants", nargs="+", help="NAME=FILE[,FILE...]")
     ap.add_argument("--png", type=Path, help="write the plot here")
+    runs_help = "NAME=V1,V2,...: PRB / the mean hybrid objective of those runs"
+    ap.add_argument("--runs", action="append", default=[], help=runs_help)
     args = ap.parse_args()
     variants: dict[str, dict[Key, float]] = {}
     for spec in args.variants:
@@ -66,6 +77,12 @@ def main() -> None:
         if not files:
             ap.error(f"{spec!r}: expected NAME=FILE[,FILE...]")
         variants[name] = ratios([Path(f) for f in files.split(",")])
+    for spec in args.runs:
+        name, _, of = spec.partition("=")
+        missing = [v for v in of.split(",") if v not in variants]
+        if not of or missing:
+            ap.error(f"--runs {spec!r}: expected NAME=V1,V2,... of the variants given {missing}")
+        variants[name] = over_runs([variants[v] for v in of.split(",")])
     keys = sorted(set().union(*variants.values()))
     print("| instance | cap | " + " | ".join(variants) + " |")
     print("|---|---|" + "---|" * len(variants))
