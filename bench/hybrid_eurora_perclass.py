@@ -15,22 +15,22 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from typing import Any
 
 from hybrid_eurora import cap_sweep, instances, load, run_one, with_protocol
 
 from wattsched.connectors.simulated import SimulatedCluster
 from wattsched.daemon.replay import replay
-from wattsched.scheduler.dispatcher import create
+from wattsched.scheduler.dispatcher import Dispatcher, create
 from wattsched.scheduler.model import Job, Node, PowerCap
 
 
 def weighted_waits(
-    nodes: list[Node], jobs: list[Job], cap: PowerCap, name: str, params: dict[str, Any]
+    nodes: list[Node], jobs: list[Job], cap: PowerCap, disp: Dispatcher
 ) -> dict[str, float]:
-    """Each job's weighted wait (wait x the largest expected wait / its own) in one replay."""
+    """Each job's weighted wait (wait x the largest expected wait / its own) in one replay by
+    ``disp``."""
     cluster = SimulatedCluster(nodes, jobs, cap, offline=True, record_power=False)
-    replay(cluster, create(name, **params))
+    replay(cluster, disp)
     top = max(j.ewt for j in jobs)
     ewt = {j.id: j.ewt for j in jobs}
     t0 = cluster.start_time
@@ -49,8 +49,9 @@ def main() -> None:
     base = run_one(nodes, with_protocol(jobs, "walltime"), PowerCap.unlimited(), "prb", {})
     cap = PowerCap.constant(cap_sweep(nodes, jobs, base["peak_w"])[args.cap])
     real = with_protocol(jobs, "real")
-    prb = weighted_waits(nodes, real, cap, "prb", {})
-    hyb = weighted_waits(nodes, real, cap, "hybrid", {"mode": "online", **json.loads(args.params)})
+    prb = weighted_waits(nodes, real, cap, create("prb"))
+    hyb = weighted_waits(nodes, real, cap, create("hybrid", mode="online",
+                                                  **json.loads(args.params)))  # fmt: skip
     rows: dict[tuple[object, ...], list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
     for j in real:
         row = rows[(j.queue, j.walltime, j.units, j.unit.as_tuple()[:3])]

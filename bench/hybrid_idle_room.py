@@ -21,12 +21,10 @@ import itertools
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from hybrid_eurora import cap_sweep, instances, load, run_one, with_protocol
+from hybrid_eurora_perclass import weighted_waits
 
-from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.replay import replay
 from wattsched.scheduler.dispatcher import Dispatcher, create, prb_order
 from wattsched.scheduler.listsched import list_schedule
 from wattsched.scheduler.mapper import placement_of
@@ -63,18 +61,12 @@ def watched(disp: Dispatcher, cycles: list[Cycle]) -> Dispatcher:
 
 
 def replayed(
-    nodes: list[Node], jobs: list[Job], cap: PowerCap, name: str, params: dict[str, Any]
-) -> tuple[float, int, list[Cycle]]:
-    """The mean weighted queue time, the start time and the cycles of one replay."""
+    nodes: list[Node], jobs: list[Job], cap: PowerCap, disp: Dispatcher
+) -> tuple[float, list[Cycle]]:
+    """The mean weighted queue time and the cycles of one replay by ``disp``."""
     cycles: list[Cycle] = []
-    cluster = SimulatedCluster(nodes, jobs, cap, offline=True, record_power=False)
-    replay(cluster, watched(create(name, **params), cycles))
-    top = max(j.ewt for j in jobs)
-    ewt = {j.id: j.ewt for j in jobs}
-    t0 = cluster.start_time
-    waits = [(r.start - t0) * top / ewt[jid] for jid, r in cluster.records.items()
-             if r.start is not None]  # fmt: skip
-    return sum(waits) / len(jobs), t0, cycles
+    waits = weighted_waits(nodes, jobs, cap, watched(disp, cycles))
+    return sum(waits.values()) / len(jobs), cycles
 
 
 Cause = tuple[str, bool]
@@ -92,17 +84,18 @@ def idle_by_cause(cycles: list[Cycle]) -> tuple[dict[Cause, int], dict[Cause, fl
     return dict(secs.most_common()), watt_s
 
 
-def plot(runs: dict[str, tuple[int, list[Cycle]]], static_w: float, png: Path) -> None:
+def plot(runs: dict[str, list[Cycle]], static_w: float, png: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 4))
-    for name, (t0, cycles) in runs.items():
+    t0 = min(cycles[0][0] for cycles in runs.values())  # the first cycle: the replay's start
+    for name, cycles in runs.items():
         ax.step([(c[0] - t0) / 3600 for c in cycles], [c[3] - static_w for c in cycles],
                 where="post", label=f"{name}: running", lw=0.8)  # fmt: skip
-    t0, cycles = runs["hybrid"]
+    cycles = runs["hybrid"]
     ax.step([(c[0] - t0) / 3600 for c in cycles], [c[3] + c[4] - static_w for c in cycles],
             where="post", label="hybrid: + idle room that fits", lw=0.6, ls=":")  # fmt: skip
     ax.set_xlabel("hours from the first start")
@@ -123,13 +116,13 @@ def main() -> None:
     base = run_one(nodes, with_protocol(jobs, "walltime"), PowerCap.unlimited(), "prb", {})
     cap = PowerCap.constant(cap_sweep(nodes, jobs, base["peak_w"])[args.cap])
     real = with_protocol(jobs, "real")
-    prb, p0, pc = replayed(nodes, real, cap, "prb", {})
-    hyb, h0, hc = replayed(nodes, real, cap, "hybrid", {"mode": "online",
-                                                        **json.loads(args.params)})  # fmt: skip
+    prb, pc = replayed(nodes, real, cap, create("prb"))
+    hyb, hc = replayed(nodes, real, cap, create("hybrid", mode="online",
+                                                **json.loads(args.params)))  # fmt: skip
     print(f"{args.instance} cap {args.cap} ({cap.at(0):.0f} W): PRB / hybrid {prb / hyb:.3f}")
-    for name, t0, cycles in (("prb", p0, pc), ("hybrid", h0, hc)):
+    for name, cycles in (("prb", pc), ("hybrid", hc)):
         secs, watt_s = idle_by_cause(cycles)
-        print(f"- {name}: {len(cycles)} cycles over {cycles[-1][0] - t0} s; idle room that fits:")
+        print(f"- {name}: {len(cycles)} cycles over {cycles[-1][0] - cycles[0][0]} s; idle room:")
         for key, s in secs.items():
             print(
                 f"  - status {key[0]}, reservation {'held' if key[1] else 'none'}: {s} s, "
@@ -137,7 +130,7 @@ def main() -> None:
             )
     if args.png:
         static_w = sum(n.power.idle_w for n in nodes)
-        plot({"prb": (p0, pc), "hybrid": (h0, hc)}, static_w, args.png)
+        plot({"prb": pc, "hybrid": hc}, static_w, args.png)
 
 
 if __name__ == "__main__":
