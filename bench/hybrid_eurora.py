@@ -210,7 +210,7 @@ def bound_of(nodes: list[Node], jobs: list[Job], cap: PowerCap, protocol: str) -
 
 REAL_ONLINE_ROW = ("foresight", "cold_prb", "rollout_margin", "seed", "rollout_by_class",
                    "twin_power", "urgent_first", "reserve_accel", "rollout",
-                   "hold_margin")  # fmt: skip
+                   "hold_margin", "margin")  # fmt: skip
 """The ``--real-mode online`` hybrid's parameters a row records as they are."""
 
 
@@ -266,7 +266,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "urgent_wait": args.online_urgent_wait,
                               "reserve_accel": args.reserve_accel == "on",
                               "rollout": args.online_rollout,
-                              "hold_margin": args.online_hold_margin}  # fmt: skip
+                              "hold_margin": args.online_hold_margin,
+                              "margin": args.online_margin}  # fmt: skip
                     row.update({k: params[k] for k in REAL_ONLINE_ROW})
                     row.update(real_mode="online", cold_prior=args.real_cold_prior,
                                prior_jobs=len(earlier))  # fmt: skip
@@ -661,9 +662,9 @@ def main() -> None:
         "--online-margin",
         type=float,
         default=0.0,
-        help="online: the hybrid takes a searched plan only when it beats PRB's plan by this "
-        "share of the weighted wait from now on (scheduler/hybrid/dispatcher.py margin; "
-        "0: the best)",
+        help="online (and --real-mode online): the hybrid takes a searched plan only when it "
+        "beats PRB's plan by this share of the weighted wait from now on "
+        "(scheduler/hybrid/dispatcher.py margin; 0: the best)",
     )
     ap.add_argument(
         "--online-rollout",
