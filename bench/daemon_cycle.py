@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
+import httpx2
 import uvicorn
 
 from wattsched.connectors.simulated import SimulatedCluster
@@ -156,22 +156,22 @@ def bench_api(
     end = time.monotonic() + 30
     while time.monotonic() < end:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            httpx2.get(f"http://127.0.0.1:{port}/health", timeout=1)
             break
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             time.sleep(0.05)
     url = f"http://127.0.0.1:{port}"
     out: dict[tuple[str, int], list[float]] = {}
     try:
         for path, clients in itertools.product(("/status", "/jobs?limit=100"), clients_list):
-            with httpx.Client(base_url=url) as warm:
+            with httpx2.Client(base_url=url) as warm:
                 for _ in range(10):
                     warm.get(path)
             per_client = requests // clients
 
             def client_loop(k: int, path: str = path, n: int = per_client) -> list[float]:
                 lat = []
-                with httpx.Client(base_url=url, timeout=10) as c:
+                with httpx2.Client(base_url=url, timeout=10) as c:
                     for _ in range(n):
                         t0 = time.perf_counter()
                         r = c.get(path)

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import uvicorn
 from daemon_cycle import provenance
 
@@ -100,14 +100,14 @@ def serve(root: Path, n_nodes: int, n_jobs: int, cap_w: float) -> tuple[str, Any
     end = time.monotonic() + 30
     while time.monotonic() < end:
         try:
-            httpx.get(f"{url}/health", timeout=1)
+            httpx2.get(f"{url}/health", timeout=1)
             break
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             time.sleep(0.05)
     sizes = {
-        "nodes": len(httpx.get(f"{url}/nodes").json()),
-        "queued": httpx.get(f"{url}/jobs", params={"state": "queued"}).json()["total"],
-        "planned": len(httpx.get(f"{url}/plan").json()["entries"]),
+        "nodes": len(httpx2.get(f"{url}/nodes").json()),
+        "queued": httpx2.get(f"{url}/jobs", params={"state": "queued"}).json()["total"],
+        "planned": len(httpx2.get(f"{url}/plan").json()["entries"]),
     }
     return url, proc, sizes
 

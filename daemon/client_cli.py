@@ -104,14 +104,16 @@ def resolve_target(
 def _call(
     target: Target, method: str, path: str, timeout: float, body: Any = None, auth: bool = False
 ) -> Any:
-    import httpx
+    import httpx2
 
     if auth and target.token is None:
         raise fail("no token: give --token-file or set api.token_file in the config")
     headers = {"Authorization": f"Bearer {target.token}"} if auth else {}
     try:
-        resp = httpx.request(method, target.url + path, json=body, headers=headers, timeout=timeout)
-    except httpx.HTTPError as exc:
+        resp = httpx2.request(
+            method, target.url + path, json=body, headers=headers, timeout=timeout
+        )
+    except httpx2.HTTPError as exc:
         raise fail(f"cannot reach {target.url}{path}: {exc}", 1) from None
     if resp.status_code >= 400:
         try:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+import httpx2
 from daemon_services import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,8 +29,8 @@ class Daemon:
     url: str
     log: Path
 
-    def get(self, path: str, **kw: object) -> httpx.Response:
-        return httpx.get(self.url + path, timeout=10, **kw)  # type: ignore[arg-type]
+    def get(self, path: str, **kw: object) -> httpx2.Response:
+        return httpx2.get(self.url + path, timeout=10, **kw)  # type: ignore[arg-type]
 
 
 def write_config(
@@ -103,7 +103,7 @@ def serve(cfg: Path, log: Path, timeout: float = 60) -> Iterator[Daemon]:
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"serve exited {proc.returncode}: {log.read_text()[-2000:]}")
-            with contextlib.suppress(httpx.HTTPError):
+            with contextlib.suppress(httpx2.HTTPError):
                 if d.get("/health").status_code == 200:
                     break
             if time.monotonic() > end:

@@ -10,7 +10,7 @@ import signal
 from collections import Counter
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from daemon_proc import TOKEN, run_cli, serve, wait_for, write_config
 from sqlalchemy import select
@@ -49,9 +49,9 @@ def test_enforce_within_the_cap_api_and_metrics(tmp_path: Path) -> None:
         metrics = d.get("/metrics").text
         assert 'wattsched_actions_total{kind="start",result="done"}' in metrics
         assert "wattsched_power_cap_watts 1500.0" in metrics
-        r = httpx.post(d.url + "/cycle", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+        r = httpx2.post(d.url + "/cycle", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
         assert r.status_code == 200 and r.json()["ok"]
-        assert httpx.post(d.url + "/cycle", timeout=10).status_code == 401
+        assert httpx2.post(d.url + "/cycle", timeout=10).status_code == 401
         status = run_cli("status", "--url", d.url)
         assert status.returncode == 0 and "queue_length" in status.stdout
         d.proc.send_signal(signal.SIGTERM)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from daemon_proc import REPO, TOKEN, WATTSCHED, Daemon, bind_of, run_cli, wait_for, write_config
 from sqlalchemy import create_engine, func, select, text
@@ -49,14 +49,14 @@ def _up(d: Daemon) -> bool:
         raise RuntimeError(f"serve exited {d.proc.returncode}: {d.log.read_text()[-2000:]}")
     try:
         return d.get("/health").status_code == 200
-    except httpx.HTTPError:
+    except httpx2.HTTPError:
         return False
 
 
 def role(d: Daemon) -> str:
     try:
         return str(d.get("/status").json()["role"])
-    except (httpx.HTTPError, KeyError, ValueError):
+    except (httpx2.HTTPError, KeyError, ValueError):
         return "down"
 
 
@@ -91,7 +91,7 @@ def test_the_standby_takes_over_and_no_job_starts_twice(tmp_path: Path, ha_db: s
         b = daemons[1]
         assert role(b) == "standby"
         assert b.get("/ready").status_code == 503 and "standby" in b.get("/ready").text
-        r = httpx.put(b.url + "/config/mode", json={"mode": "advise"},
+        r = httpx2.put(b.url + "/config/mode", json={"mode": "advise"},
                       headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10)  # fmt: skip
         assert r.status_code == 503 and "standby" in r.text
         takeovers = []

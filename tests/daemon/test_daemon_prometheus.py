@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from daemon_proc import bind_of, run_cli, serve, write_config
 from daemon_services import ServiceUnavailable, prometheus_server
@@ -30,16 +30,16 @@ def test_prometheus_scrapes_wattsched_series(tmp_path: Path) -> None:
             cap: list[dict[str, object]] = []
             end = time.monotonic() + 60
             while time.monotonic() < end:
-                r = httpx.get(f"{prom}/api/v1/label/__name__/values", timeout=5)
+                r = httpx2.get(f"{prom}/api/v1/label/__name__/values", timeout=5)
                 names = [n for n in r.json().get("data", []) if n.startswith("wattsched_")]
-                q = httpx.get(
+                q = httpx2.get(
                     f"{prom}/api/v1/query", params={"query": "wattsched_power_cap_watts"}, timeout=5
                 )
                 cap = q.json()["data"]["result"]
                 if cap and "wattsched_actions_total" in names:
                     break
                 time.sleep(0.5)
-            targets = httpx.get(f"{prom}/api/v1/targets", timeout=5).json()
+            targets = httpx2.get(f"{prom}/api/v1/targets", timeout=5).json()
             health = [t["health"] for t in targets["data"]["activeTargets"]]
         finally:
             prom_cm.__exit__(None, None, None)
@@ -78,10 +78,10 @@ def test_the_alert_rules_load_and_evaluate_on_real_scrapes(tmp_path: Path) -> No
             scraped: list[str] = []
             end = time.monotonic() + 60
             while time.monotonic() < end:
-                groups = httpx.get(f"{prom}/api/v1/rules", timeout=5).json()["data"]["groups"]
+                groups = httpx2.get(f"{prom}/api/v1/rules", timeout=5).json()["data"]["groups"]
                 rules = [r for g in groups for r in g["rules"]]
                 if rules and all(r.get("lastEvaluation", "").startswith("20") for r in rules):
-                    names = httpx.get(f"{prom}/api/v1/label/__name__/values", timeout=5)
+                    names = httpx2.get(f"{prom}/api/v1/label/__name__/values", timeout=5)
                     scraped = names.json()["data"]
                     if "wattsched_actions_total" in scraped:
                         break

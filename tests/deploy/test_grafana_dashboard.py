@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from daemon_proc import bind_of, run_cli, serve, write_config
 from daemon_services import ServiceUnavailable, prometheus_server
@@ -152,7 +152,7 @@ def query_when_scraped(prom: str, exprs: list[str]) -> dict[str, dict[str, Any]]
     (a rate needs two samples in its window)."""
     end = time.monotonic() + 60
     while time.monotonic() < end:
-        q = httpx.get(
+        q = httpx2.get(
             f"{prom}/api/v1/query",
             params={"query": "count_over_time(wattsched_build_info[1m])"},
             timeout=5,
@@ -164,5 +164,5 @@ def query_when_scraped(prom: str, exprs: list[str]) -> dict[str, dict[str, Any]]
     else:
         raise AssertionError("Prometheus did not scrape the daemon four times in 60 s")
     return {
-        e: httpx.get(f"{prom}/api/v1/query", params={"query": e}, timeout=5).json() for e in exprs
+        e: httpx2.get(f"{prom}/api/v1/query", params={"query": e}, timeout=5).json() for e in exprs
     }

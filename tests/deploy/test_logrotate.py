@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from daemon_proc import TOKEN, run_cli, serve, wait_for, write_config
 
@@ -29,7 +29,7 @@ def _rotate(logrotate: str, conf: Path, state: Path) -> None:
 
 
 def _set_cap(url: str, watts: float) -> None:
-    r = httpx.put(
+    r = httpx2.put(
         url + "/config/power-cap",
         json={"watts": watts},
         headers={"Authorization": f"Bearer {TOKEN}"},

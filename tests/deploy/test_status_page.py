@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from daemon_proc import TOKEN, Daemon, run_cli, serve
 from ui_cluster import NODES, XSS_JOB, XSS_USER, write_cluster
@@ -226,4 +226,4 @@ def test_cap_control_refuses_without_the_token_and_works_with_it(page: Any, daem
     page.wait_for_function("document.getElementById('mode').textContent === 'advise'")
     # Put the settings back for the other tests of the module.
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    assert httpx.delete(f"{daemon.url}/config/overrides", headers=auth).status_code == 200
+    assert httpx2.delete(f"{daemon.url}/config/overrides", headers=auth).status_code == 200
