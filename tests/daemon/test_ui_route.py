@@ -76,11 +76,12 @@ def test_the_script_never_parses_data_as_html() -> None:
 
 def test_the_static_files_are_package_data() -> None:
     cfg = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    globs = cfg["tool"]["setuptools"]["package-data"]["wattsched.daemon.api"]
+    assert "wattsched.daemon.api.static" in cfg["tool"]["setuptools"]["packages"]
+    globs = cfg["tool"]["setuptools"]["package-data"]["wattsched.daemon.api.static"]
     files = sorted(p.name for p in STATIC_DIR.iterdir() if p.is_file())
     assert {"index.html", "ui.js", "ui.css"} <= set(files)
     for name in files:
-        assert any(fnmatch(f"static/{name}", g) for g in globs), name
+        assert any(fnmatch(name, g) for g in globs), name
 
 
 def test_actions_newest_first(client: TestClient) -> None:
