@@ -24,18 +24,25 @@ from wattsched.scheduler.dispatcher import Dispatcher, create
 from wattsched.scheduler.model import Job, Node, PowerCap
 
 
+def replay_starts(
+    nodes: list[Node], jobs: list[Job], cap: PowerCap, disp: Dispatcher
+) -> tuple[int, dict[str, int]]:
+    """One replay by ``disp``: the simulated cluster's start time and each started job's start."""
+    cluster = SimulatedCluster(nodes, jobs, cap, offline=True, record_power=False)
+    replay(cluster, disp)
+    starts = {jid: r.start for jid, r in cluster.records.items() if r.start is not None}
+    return cluster.start_time, starts
+
+
 def weighted_waits(
     nodes: list[Node], jobs: list[Job], cap: PowerCap, disp: Dispatcher
 ) -> dict[str, float]:
     """Each job's weighted wait (wait x the largest expected wait / its own) in one replay by
     ``disp``."""
-    cluster = SimulatedCluster(nodes, jobs, cap, offline=True, record_power=False)
-    replay(cluster, disp)
+    t0, starts = replay_starts(nodes, jobs, cap, disp)
     top = max(j.ewt for j in jobs)
     ewt = {j.id: j.ewt for j in jobs}
-    t0 = cluster.start_time
-    return {jid: (r.start - t0) * top / ewt[jid] for jid, r in cluster.records.items()
-            if r.start is not None}  # fmt: skip
+    return {jid: (start - t0) * top / ewt[jid] for jid, start in starts.items()}
 
 
 def main() -> None:

@@ -32,14 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from hybrid_eurora import cap_sweep, instances, load, run_one, with_protocol
-from hybrid_eurora_perclass import weighted_waits
+from hybrid_eurora_perclass import replay_starts, weighted_waits
 
 import wattsched.scheduler.hybrid.dispatcher as hybrid_dispatcher
 import wattsched.scheduler.hybrid.holds as holds
-from wattsched.connectors.simulated import SimulatedCluster
-from wattsched.daemon.replay import replay
 from wattsched.scheduler.dispatcher import create
-from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.model import Job, PowerCap, Snapshot
 from wattsched.scheduler.runtime_predictor import RuntimePredictor
 
@@ -101,9 +98,7 @@ def probe(instance: str, cap_idx: int, params: dict[str, Any], seed: int) -> dic
     holds.reservation_pays = judged_pays
     try:
         disp = create("hybrid", mode="online", seed=seed, **{**ACCEL, **params})
-        assert isinstance(disp, HybridDispatcher)
-        cluster = SimulatedCluster(nodes, real, cap, offline=True, record_power=False)
-        replay(cluster, disp)
+        t0, starts = replay_starts(nodes, real, cap, disp)
     finally:
         hybrid_dispatcher.hybrid_search, holds.reservation_pays = search, pays
         log.removeHandler(refusals)
@@ -111,8 +106,7 @@ def probe(instance: str, cap_idx: int, params: dict[str, Any], seed: int) -> dic
 
     top = max(j.ewt for j in real)
     weight = {j.id: top / j.ewt for j in real}
-    starts = {jid: r.start for jid, r in cluster.records.items() if r.start is not None}
-    hyb = {jid: (s - cluster.start_time) * weight[jid] for jid, s in starts.items()}
+    hyb = {jid: (s - t0) * weight[jid] for jid, s in starts.items()}
     slip = sum(max(0, s - first[jid]) * weight[jid] for jid, s in starts.items() if jid in first)
     n = len(real)
     p, h = sum(prb.values()) / n, sum(hyb.values()) / n
