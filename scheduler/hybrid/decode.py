@@ -180,6 +180,7 @@ class ListDecoder:
             conflicts=(),
             postponed=0,
             source=source,
+            order=tuple(j.id for j in jobs),
         )
 
 

@@ -85,7 +85,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
     the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
-    search budget for the priority-list local search before the CP, :mod:`.localsearch`);
+    search budget for the priority-list local search before the CP, :mod:`.localsearch`;
+    ``own_list``: its swaps in the incumbent's own list, None: offline only);
     ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
     with them and those of the jobs ended so far a search's plan must beat PRB in
     ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
@@ -170,6 +171,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         rollout_by_class: bool = False,
         twin_power: bool = True,
         reserve_accel: bool = False,
+        own_list: bool | None = None,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -205,7 +207,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
                          grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
-                         local_search=local_search)  # fmt: skip
+                         local_search=local_search,
+                         own_list=mode == "offline" if own_list is None else own_list)  # fmt: skip
         if mode == "offline":
             self.params = params(
                 time_limit_s=time_limit_s, budget_s=budget_s, retry_on_timeout=True,

@@ -5,9 +5,13 @@ scheduler, beat the CP on most instances at equal budget. Two moves, within a de
 
 - restarts: a base priority score (weighted shortest walltime, weighted smallest energy, or
   PRB's rank) times log-normal noise, sorted, list scheduled on the real nodes;
-- swaps: two jobs of the incumbent's start order that start at different times exchanged
-  (near ones more often), each pair once per incumbent, kept when the mapped schedule is
-  better.
+- swaps: two jobs of the incumbent's list that start at different times exchanged (near
+  ones more often), each pair once per incumbent, kept when the mapped schedule is better.
+  The incumbent's list is the priority list it was decoded from (``MappedSchedule.order``:
+  a restart, an ordering, PRB, a CP solution decoded as a list) when ``own_list`` is on and
+  it has one, else its start order. The start order of a list schedule decodes to another
+  schedule, 4 % worse on 220500's first search, so swaps in it rarely beat the incumbent;
+  swaps in its own list do (``bench/results/hybrid_eurora.md``, "Session 43").
 
 Every candidate is a real, mapped schedule (:func:`.mapping.map_schedule`, compiled:
 :class:`.decode.ListDecoder`), so the best of them is feasible as it stands and is handed to
@@ -71,6 +75,7 @@ def priority_search(
     timer: Timer,
     seed: int,
     sigma: float = 0.35,
+    own_list: bool = True,
 ) -> tuple[int, int]:
     """Restarts (half the time) then swaps until ``deadline``; ``order`` is PRB's. A candidate
     that beats the incumbent goes to ``consider``, any other to ``note(source, objective)``.
@@ -116,10 +121,13 @@ def priority_search(
     skipped = 0
     while timer() < deadline:
         best = incumbent()
-        if best is not seen:  # the incumbent's start order, sorted once per incumbent
+        if best is not seen:  # the incumbent's list, once per incumbent
             seen = best
             start = {a.job_id: a.start for a in best.assignments}
-            by_start = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
+            if own_list and len(best.order) == n and set(best.order) == index.keys():
+                by_start = [jobs[index[jid]] for jid in best.order]
+            else:
+                by_start = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
             starts = [start.get(j.id, math.inf) for j in by_start]
             tried.clear()
         a = int(rng.integers(n))

@@ -35,6 +35,10 @@ class MappedSchedule:
     conflicts: tuple[tuple[str, ...], ...]
     postponed: int
     source: str
+    order: tuple[str, ...] = ()
+    """The priority list (job ids) that list scheduling turns into this very schedule, when it
+    came from one (``map_schedule`` with ``release=None``, a compiled decode); empty for a
+    CP solution mapped by release times: its start order may decode to another schedule."""
 
     @property
     def complete(self) -> bool:
@@ -88,6 +92,7 @@ def map_schedule(
         conflicts=tuple(conflicts),
         postponed=postponed,
         source=source,
+        order=tuple(j.id for j in jobs) if release is None else (),
     )
 
 

@@ -88,7 +88,7 @@ class ScenarioDecoder:
         """``jobs`` list scheduled on walltimes, its objective the scenarios' mean."""
         sched = self.walltimes.schedule(jobs, source)
         return MappedSchedule(sched.assignments, self.objective(jobs), sched.conflicts,
-                              sched.postponed, source)  # fmt: skip
+                              sched.postponed, source, sched.order)  # fmt: skip
 
 
 def scenario_search(

@@ -140,7 +140,7 @@ def hybrid_search(
         ls_end = timer() + params.local_search * max(deadline - timer(), 0.0)
         tries, wins = priority_search(
             decoder, order, lambda: best, consider, note, deadline=ls_end, timer=timer,
-            seed=params.seed,
+            seed=params.seed, own_list=params.own_list,
         )  # fmt: skip
         extra.update(ls_tries=tries, ls_wins=wins)
     cuts: list[Cut] = []

@@ -81,6 +81,9 @@ class SearchParams:
     local_search: float = 0.5
     """Share of the budget left after the orderings spent on priority-list local search
     (:mod:`.localsearch`) before the CP; 0: none."""
+    own_list: bool = True
+    """The local search's swaps exchange jobs in the list the incumbent was decoded from
+    (:mod:`.localsearch`); False: in its start order (before session 43)."""
     fixed_order: bool = False
     """Make CP-SAT branch on the starts in PRB order, earliest value first (the old search;
     it hands back its hint: issue 16, finding 3). Off: CP-SAT's own portfolio."""

@@ -186,3 +186,58 @@ def test_the_local_search_decodes_no_swap_of_jobs_that_start_together() -> None:
     )  # fmt: skip
     assert tries == len(sources) > 0
     assert "swap" not in sources
+
+
+def _swap_lists(own_list: bool) -> tuple[list[str], list[list[str]]]:
+    """The incumbent's own list and every swap candidate one local search decoded from it."""
+    snap = Snapshot(0, tuple(eurora_like_nodes(8)), (), tuple(eurora_like_jobs(30, 3)),
+                    PowerCap.constant(1600.0))  # fmt: skip
+    decoder = ListDecoder(snap, StateCache())
+    listed = list(reversed(prb_order(snap.queued)))  # starts not in list order: a busy cluster
+    best = decoder.schedule(listed, "restart")
+    decoded: list[list[str]] = []
+    sources: list[str] = []
+    objective = decoder.objective
+
+    def recording(jobs: list[Job]) -> float:
+        decoded.append([j.id for j in jobs])
+        return objective(jobs)
+
+    decoder.objective = recording  # type: ignore[method-assign]
+    clock = iter(range(10**6))
+    priority_search(
+        decoder, prb_order(snap.queued), lambda: best, lambda m: sources.append(m.source),
+        lambda s, o: sources.append(s), deadline=400.0, timer=lambda: float(next(clock)),
+        seed=0, own_list=own_list,
+    )  # fmt: skip
+    return list(best.order), [c for c, s in zip(decoded, sources, strict=True) if s == "swap"]
+
+
+def test_a_list_schedule_keeps_the_list_it_was_decoded_from() -> None:
+    """``MappedSchedule.order`` is the list given, and decoding it again gives the schedule;
+    the start order of the same schedule is another list (the reason the swaps use it)."""
+    snap = Snapshot(0, tuple(eurora_like_nodes(8)), (), tuple(eurora_like_jobs(30, 3)),
+                    PowerCap.constant(1600.0))  # fmt: skip
+    cache = StateCache()
+    listed = list(reversed(prb_order(snap.queued)))
+    sched = ListDecoder(snap, cache).schedule(listed, "x")
+    assert sched.complete
+    assert sched.order == tuple(j.id for j in listed)
+    assert map_schedule(snap, cache, listed, release=None, source="x").order == sched.order
+    by_id = {j.id: j for j in snap.queued}
+    again = ListDecoder(snap, cache).schedule([by_id[i] for i in sched.order], "y")
+    assert again.assignments == sched.assignments
+    start = {a.job_id: a.start for a in sched.assignments}
+    assert sorted(sched.order, key=lambda i: start[i]) != list(sched.order)
+
+
+def test_the_swaps_exchange_two_jobs_of_the_incumbents_own_list() -> None:
+    """With ``own_list`` every swap candidate is the incumbent's own list with two jobs
+    exchanged; without, the swaps start from its start order, another list."""
+    own, swaps = _swap_lists(own_list=True)
+    assert swaps
+    for cand in swaps:
+        assert sum(a != b for a, b in zip(cand, own, strict=True)) == 2
+    own, swaps = _swap_lists(own_list=False)
+    assert swaps
+    assert any(sum(a != b for a, b in zip(cand, own, strict=True)) > 2 for cand in swaps)

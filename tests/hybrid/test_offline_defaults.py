@@ -68,3 +68,17 @@ def test_once_the_budget_is_spent_jobs_start_by_the_prb_rule(
     assert [(a.job_id, a.nodes) for a in plan.starts_now()] == [
         (a.job_id, a.nodes) for a in prb.starts_now()
     ]
+
+
+def test_the_swaps_use_the_incumbents_own_list_offline_only_by_default() -> None:
+    """``own_list`` (session 43): on by default offline, where it was measured better; off
+    online, where it was not; either way when asked."""
+
+    def own_list(**kw: object) -> bool:
+        disp = create("hybrid", **kw)
+        assert isinstance(disp, HybridDispatcher)
+        return disp.params.own_list
+
+    assert own_list(mode="offline")
+    assert not own_list(mode="online")
+    assert own_list(mode="online", own_list=True)
