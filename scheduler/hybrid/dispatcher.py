@@ -84,9 +84,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     redone at the next event cost more than it saves); ``lns`` (offline, default: with
     feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
-    the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (share of the
-    search budget for the priority-list local search before the CP, :mod:`.localsearch`;
-    ``own_list``: its swaps in the incumbent's own list, None: offline only);
+    the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (the budget's share
+    for the local search before the CP, :mod:`.localsearch`; ``own_list``, None: offline only);
     ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
     with them and those of the jobs ended so far a search's plan must beat PRB in
     ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
@@ -207,20 +206,18 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
                          grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
-                         local_search=local_search,
-                         own_list=mode == "offline" if own_list is None else own_list)  # fmt: skip
+                         local_search=local_search)  # fmt: skip
         if mode == "offline":
             self.params = params(
                 time_limit_s=time_limit_s, budget_s=budget_s, retry_on_timeout=True,
                 lns=feedback if lns is None else lns, lower_bound=lower_bound or "lp",
-            )  # fmt: skip
+                own_list=own_list is not False)  # fmt: skip
         else:
             # 10 % of the cycle kept for the fill and bookkeeping; the rest to CP (no LNS).
             self.params = params(
                 time_limit_s=min(time_limit_s or cycle_budget_s, cycle_budget_s),
                 budget_s=0.9 * cycle_budget_s, retry_on_timeout=False, lns=False,
-                lower_bound=lower_bound or "fluid",
-            )  # fmt: skip
+                lower_bound=lower_bound or "fluid", own_list=bool(own_list))  # fmt: skip
         self._schedule: dict[str, Assignment] = {}
         self._expect: tuple[tuple[object, ...], ...] | None = None
         self._nodes: object = None
