@@ -115,7 +115,7 @@ def priority_search(
         restart()
     index = {j.id: k for k, j in enumerate(jobs)}
     seen: MappedSchedule | None = None
-    by_start: list[Job] = []
+    listed: list[Job] = []
     starts: list[float] = []
     tried: set[tuple[int, int]] = set()
     skipped = 0
@@ -125,10 +125,10 @@ def priority_search(
             seen = best
             start = {a.job_id: a.start for a in best.assignments}
             if own_list and len(best.order) == n and set(best.order) == index.keys():
-                by_start = [jobs[index[jid]] for jid in best.order]
+                listed = [jobs[index[jid]] for jid in best.order]
             else:
-                by_start = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
-            starts = [start.get(j.id, math.inf) for j in by_start]
+                listed = sorted(jobs, key=lambda j: (start.get(j.id, math.inf), index[j.id]))
+            starts = [start.get(j.id, math.inf) for j in listed]
             tried.clear()
         a = int(rng.integers(n))
         b = min(n - 1, max(0, a + int(rng.choice([-1, 1]) * (1 + rng.geometric(0.15)))))
@@ -141,7 +141,7 @@ def priority_search(
             continue
         skipped = 0
         tried.add(pair)
-        cur = list(by_start)
+        cur = list(listed)
         cur[a], cur[b] = cur[b], cur[a]
         attempt(cur, "swap")
     return tries, wins

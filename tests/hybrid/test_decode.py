@@ -188,10 +188,15 @@ def test_the_local_search_decodes_no_swap_of_jobs_that_start_together() -> None:
     assert "swap" not in sources
 
 
+def _busy_snapshot() -> Snapshot:
+    """30 jobs on 8 nodes under a cap: a list schedule's starts are not in list order."""
+    return Snapshot(0, tuple(eurora_like_nodes(8)), (), tuple(eurora_like_jobs(30, 3)),
+                    PowerCap.constant(1600.0))  # fmt: skip
+
+
 def _swap_lists(own_list: bool) -> tuple[list[str], list[list[str]]]:
     """The incumbent's own list and every swap candidate one local search decoded from it."""
-    snap = Snapshot(0, tuple(eurora_like_nodes(8)), (), tuple(eurora_like_jobs(30, 3)),
-                    PowerCap.constant(1600.0))  # fmt: skip
+    snap = _busy_snapshot()
     decoder = ListDecoder(snap, StateCache())
     listed = list(reversed(prb_order(snap.queued)))  # starts not in list order: a busy cluster
     best = decoder.schedule(listed, "restart")
@@ -216,8 +221,7 @@ def _swap_lists(own_list: bool) -> tuple[list[str], list[list[str]]]:
 def test_a_list_schedule_keeps_the_list_it_was_decoded_from() -> None:
     """``MappedSchedule.order`` is the list given, and decoding it again gives the schedule;
     the start order of the same schedule is another list (the reason the swaps use it)."""
-    snap = Snapshot(0, tuple(eurora_like_nodes(8)), (), tuple(eurora_like_jobs(30, 3)),
-                    PowerCap.constant(1600.0))  # fmt: skip
+    snap = _busy_snapshot()
     cache = StateCache()
     listed = list(reversed(prb_order(snap.queued)))
     sched = ListDecoder(snap, cache).schedule(listed, "x")
