@@ -30,7 +30,7 @@ wattsched demo on http://127.0.0.1:8080 (Ctrl-C stops it). Try:
   curl -s 'http://127.0.0.1:8080/jobs?state=running&limit=5' | python3 -m json.tool
   curl -s http://127.0.0.1:8080/metrics | grep ^wattsched_
   $VENV/bin/wattsched status -c $CONFIG            # or: plan, cap set 2600, mode advise
-OpenAPI: http://127.0.0.1:8080/docs
+Status page: http://127.0.0.1:8080/ui    OpenAPI: http://127.0.0.1:8080/docs
 
 MSG
 exec "$VENV/bin/wattsched" serve -c "$CONFIG"

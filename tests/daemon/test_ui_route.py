@@ -57,6 +57,10 @@ def test_ui_serves_the_page_with_a_strict_policy(client: TestClient) -> None:
     # A trailing slash leads back to /ui (the page's relative URLs assume it).
     r = client.get("/ui/", follow_redirects=False)
     assert r.status_code in (307, 308) and r.headers["location"].endswith("/ui")
+    # The daemon's address alone leads to the page too (relative: a proxy's prefix holds).
+    r = client.get("/", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"] == "ui"
+    assert client.get("/").text == client.get("/ui").text
 
 
 def test_ui_is_read_only_without_the_token(client: TestClient) -> None:

@@ -1,4 +1,5 @@
-"""``GET /ui``: the operators' status page, plain static files shipped in the package.
+"""``GET /ui``: the operators' status page, plain static files shipped in the package
+(``GET /`` leads to it).
 
 The page (``daemon/api/static``: ``index.html``, ``ui.js``, ``ui.css``; no build step, no
 library) polls the read-only API (``/status``, ``/nodes``, ``/jobs``, ``/plan``, ``/power``,
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 STATIC_DIR = Path(str(files("wattsched.daemon.api") / "static"))
@@ -40,6 +41,13 @@ router = APIRouter(tags=["ui"])
 def ui_page() -> Response:
     """The status page (its script and style under ``/ui/static/``)."""
     return FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers=SECURITY_HEADERS)
+
+
+@router.get("/", include_in_schema=False)
+def root() -> Response:
+    """The daemon's address opened in a browser leads to the status page (a relative
+    location, so that it holds behind a reverse proxy's path prefix too)."""
+    return RedirectResponse("ui", status_code=307)
 
 
 class _StaticFiles(StaticFiles):
