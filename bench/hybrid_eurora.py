@@ -208,9 +208,12 @@ def bound_of(nodes: list[Node], jobs: list[Job], cap: PowerCap, protocol: str) -
             "bound_s": round(time.perf_counter() - t, 2)}  # fmt: skip
 
 
+FILLS: dict[str, bool | str] = {"greedy": True, "plan": "plan"}
+"""``--fill``: the hybrid's ``fill_now`` online."""
+
 REAL_ONLINE_ROW = ("foresight", "cold_prb", "rollout_margin", "seed", "rollout_by_class",
                    "twin_power", "urgent_first", "reserve_accel", "rollout",
-                   "hold_margin", "margin")  # fmt: skip
+                   "hold_margin", "margin", "fill_now")  # fmt: skip
 """The ``--real-mode online`` hybrid's parameters a row records as they are."""
 
 
@@ -265,6 +268,7 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "urgent_first": args.online_urgent == "on",
                               "urgent_wait": args.online_urgent_wait,
                               "reserve_accel": args.reserve_accel == "on",
+                              "fill_now": FILLS[args.fill],
                               "rollout": args.online_rollout,
                               "hold_margin": args.online_hold_margin,
                               "margin": args.online_margin}  # fmt: skip
@@ -378,6 +382,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["reservations"] = args.online_reservations
         if args.reserve_accel == "on" and args.online_reserve == "on":  # absent: off
             row["reserve_accel"] = True
+        if args.fill != "greedy":  # absent: the greedy fill
+            row["fill_now"] = FILLS[args.fill]
         if cap_w > args.online_cap:
             row["cap_raised_from"] = args.online_cap
             print(f"{path.name}: --online-cap {args.online_cap:.0f} W leaves some job no room; "
@@ -400,6 +406,7 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["hold_margin"] = args.online_hold_margin
                     params["reserve"] = args.online_reserve == "on"
                     params["reserve_accel"] = args.reserve_accel == "on"
+                    params["fill_now"] = FILLS[args.fill]
                     params["reserve_cores"] = args.online_reserve_cores
                     params["reservations"] = args.online_reservations
                     params["deterministic"] = args.online_deterministic == "on"
@@ -590,6 +597,14 @@ def main() -> None:
         "('uniform'), from those of the historical jobs that ended before the instance "
         f"where there are at least {MIN_EARLIER}, else none ('history'), or does not judge "
         "('none')",
+    )
+    ap.add_argument(
+        "--fill",
+        choices=tuple(FILLS),
+        default="greedy",
+        help="the online rows and the --real-mode online rows: after the plan's starts, every "
+        "job that fits now ('greedy') or only what delays no later start of the plan ('plan'; "
+        "HybridDispatcher fill_now)",
     )
     ap.add_argument(
         "--reserve-accel",
@@ -790,6 +805,7 @@ def main() -> None:
             "real_by_class": args.real_by_class,
             "real_twin_power": args.real_twin_power,
             "reserve_accel": args.reserve_accel,
+            "fill": args.fill,
             "online_protocol": args.online_protocol,
             "online_predict": args.online_predict,
             "online_gate": args.online_gate,

@@ -81,7 +81,8 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     try other priority orderings as candidate schedules); ``fill_now`` (default: online only;
     after the plan's starts, also start now, in PRB order, every other job that fits now: the
     plan assumes walltimes, jobs end earlier, and idling resources for a plan that will be
-    redone at the next event cost more than it saves); ``lns`` (offline, default: with
+    redone at the next event cost more than it saves; ``"plan"``: only what delays no later
+    start of the plan, :mod:`.planfill`); ``lns`` (offline, default: with
     feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
     ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
     the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (the budget's share
@@ -143,7 +144,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         cycle_budget_s: float = 1.0,
         full_plan: bool = False,
         orderings: bool = True,
-        fill_now: bool | None = None,
+        fill_now: bool | str | None = None,
         lns: bool | None = None,
         seed: int = 0,
         total_budget_s: float | None = None,
@@ -201,7 +202,6 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self.kinds = tuple(scenario_kinds)
         self._prb_jobs: frozenset[str] | None = None
         """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
-        self.fill_now = (mode == "online") if fill_now is None else fill_now
         self.twin_power, self.reserve_accel = twin_power, reserve_accel
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
@@ -242,7 +242,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         watch = foresight and rollout and mode == "online"  # offline: never consulted
         self.recent = Arrivals(FORESIGHT_JOBS) if watch else None
         self._setup_starts(mode == "online", reserve, reserve_cores, reservations, hold_margin,
-                           rollout, foresight)  # fmt: skip
+                           rollout, foresight, fill_now)  # fmt: skip
 
     # -- the dispatcher interface -------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from wattsched.scheduler.dispatcher import prb_order
 from wattsched.scheduler.hybrid.holds import JudgedHolds
+from wattsched.scheduler.hybrid.planfill import fill_mode, later_starts, plan_fill
 from wattsched.scheduler.hybrid.search import SearchParamError
 from wattsched.scheduler.hybrid.urgent import urgent_starts
 from wattsched.scheduler.listsched import list_schedule
@@ -32,6 +33,9 @@ class StartChecks:
     """The hybrid's starts now (see the module doc)."""
 
     cache: StateCache
+    fill_now: bool | str
+    """The fill after the plan's starts: True greedy, ``"plan"`` keeping the plan
+    (:mod:`.planfill`), False none."""
     urgent: bool
     urgent_wait: float
     reserve: bool
@@ -55,8 +59,10 @@ class StartChecks:
 
     def _setup_starts(self, online: bool, reserve: bool | None, reserve_cores: int | None,
                       reservations: int, hold_margin: float | None, rollout: int,
-                      foresight: int) -> None:  # fmt: skip
-        """The reservation's settings (the dispatcher's parameters of the same names)."""
+                      foresight: int, fill_now: bool | str | None) -> None:  # fmt: skip
+        """The reservation's and the fill's settings (the dispatcher's parameters of the
+        same names)."""
+        self.fill_now = fill_mode(fill_now, online)
         if reservations < 1:
             raise SearchParamError(f"HybridDispatcher: reservations={reservations!r} must be >= 1")
         self.reserve = online and reserve is not False  # None: online, on
@@ -129,7 +135,8 @@ class StartChecks:
 
     def _fill(self, snap: Snapshot, selected: tuple[Assignment, ...]) -> tuple[Assignment, ...]:
         """Add, in PRB order, every queued job that fits now beside the plan's starts (and
-        does not delay this cycle's reservation)."""
+        does not delay this cycle's reservation; with ``fill_now="plan"`` nor any later start
+        of the stored plan, :mod:`.planfill`)."""
         state = self.cache.state(snap)
         jobs = {j.id: j for j in snap.queued}
         now = [a for a in selected if a.start <= snap.time]
@@ -138,6 +145,10 @@ class StartChecks:
             state.commit(self.cache.vec(jobs[a.job_id]), idx, cnt)
         starting = {a.job_id for a in now}
         rest = [j for j in prb_order(snap.queued) if j.id not in starting]
+        if self.fill_now == "plan" and self._schedule:
+            later = later_starts(snap, self.cache, state, self._schedule)
+            return (*selected, *plan_fill(snap, self.cache, state, rest, later, self._predict,
+                                          self._res))  # fmt: skip
         if self._res is not None:
             return (*selected, *greedy_starts(snap, self.cache, state, rest, self._res))
         ends = {rj.job.id: rj.end_estimate for rj in snap.running}
