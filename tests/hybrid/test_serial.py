@@ -1,0 +1,100 @@
+"""The serial decoder (:mod:`wattsched.scheduler.hybrid.serial`): each job in list order at the
+earliest time it fits beside the jobs placed before it. Its schedules are feasible on random
+instances (running and overrunning jobs, placement rules, exclusive jobs, cap steps), a wide
+job keeps the slot the parallel decoder gives away, and the search with ``serial`` on keeps
+the better schedule."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from hypothesis import HealthCheck, assume, given, settings
+
+from tests.hybrid.test_decode import instances
+from wattsched.scheduler.hybrid.mapping import map_schedule
+from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
+from wattsched.scheduler.hybrid.serial import serial_schedule
+from wattsched.scheduler.hybrid.synthetic import eurora_like_nodes
+from wattsched.scheduler.listsched import live_end
+from wattsched.scheduler.mapper import StateCache
+from wattsched.scheduler.model import Job, PowerCap, Resources, Snapshot
+from wattsched.scheduler.validate import Executed, validate_schedule
+
+
+def _whole_nodes(jid: str, units: int, walltime: int, ewt: int = 3600) -> Job:
+    return Job(id=jid, submit=0, walltime=walltime, units=units,
+               unit=Resources(cores=16, mem_mb=1024), queue="q", ewt=ewt)  # fmt: skip
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_serial_schedules_are_feasible(case: tuple[Snapshot, list[list[Job]]]) -> None:
+    snap, lists = case
+    runs = [Executed(rj.job, rj.start, live_end(rj.end_estimate, snap.time), rj.nodes)
+            for rj in snap.running]  # fmt: skip
+    # Cases the generator makes that no schedule can mend: a cap step below the nodes' static
+    # draw, running jobs that already break a rule (an exclusive one sharing its node).
+    static = sum(n.power.state_watts(n.state) for n in snap.nodes)
+    assume(static <= min(w for _, w in snap.cap.steps))
+    assume(validate_schedule(snap.nodes, runs, snap.cap) == [])
+    cache = StateCache()
+    for jobs in lists:
+        sched = serial_schedule(snap, cache, jobs, source="s")
+        assert sched is not None
+        placed = {a.job_id: a for a in sched.assignments}
+        if math.isfinite(sched.objective):
+            assert placed.keys() == {j.id for j in jobs}
+        # A job the parallel decoder places somewhere, the serial one places too (at worst
+        # once everything else has ended).
+        parallel = map_schedule(snap, StateCache(), jobs, release=None, source="p")
+        assert math.isfinite(sched.objective) or not math.isfinite(parallel.objective)
+        by_id = {j.id: j for j in jobs}
+        done = [Executed(by_id[a.job_id], a.start, a.start + by_id[a.job_id].walltime, a.nodes)
+                for a in placed.values()]  # fmt: skip
+        assert all(a.start >= snap.time for a in placed.values())
+        assert validate_schedule(snap.nodes, runs + done, snap.cap) == []
+
+
+def test_a_wide_job_keeps_its_slot() -> None:
+    """List: a one-node job, a two-node job, a long one-node job, on two free nodes. The
+    parallel decoder starts the long job beside the first (it fits now) and the wide job waits
+    for it; the serial one keeps the wide job's slot and starts the long job after it."""
+    nodes = tuple(eurora_like_nodes(2))
+    first, wide, long_ = (
+        _whole_nodes("a", 1, 50),
+        _whole_nodes("b", 2, 10),
+        _whole_nodes("c", 1, 1000),
+    )
+    snap = Snapshot(0, nodes, (), (first, wide, long_), PowerCap.unlimited())
+    order = [first, wide, long_]
+    parallel = map_schedule(snap, StateCache(), order, release=None, source="p")
+    assert {a.job_id: a.start for a in parallel.assignments} == {"a": 0, "b": 1000, "c": 0}
+    serial = serial_schedule(snap, StateCache(), order, source="s")
+    assert serial is not None
+    assert {a.job_id: a.start for a in serial.assignments} == {"a": 0, "b": 50, "c": 60}
+    assert serial.objective < parallel.objective
+
+
+def test_the_search_considers_the_serial_schedules() -> None:
+    nodes = tuple(eurora_like_nodes(2))
+    jobs = (_whole_nodes("a", 1, 50), _whole_nodes("b", 2, 10), _whole_nodes("c", 1, 1000))
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.unlimited())
+    params = SearchParams(budget_s=2.0, workers=1, lns=False, cp=False, local_search=0.1,
+                          orderings=False, lower_bound="none", serial=True)  # fmt: skip
+    out = hybrid_search(snap, StateCache(), params)
+    seen = dict(out.history)
+    assert "serial-prb" in seen and "serial-best" in seen
+    assert out.best.objective <= min(seen["serial-prb"], seen["serial-best"])
+    off = hybrid_search(snap, StateCache(), replace(params, serial=False))
+    assert not any(s.startswith("serial") for s, _ in off.history)
+
+
+def test_a_serial_decode_past_its_deadline_gives_up() -> None:
+    nodes = tuple(eurora_like_nodes(2))
+    jobs = [_whole_nodes(str(k), 1, 100) for k in range(5)]
+    snap = Snapshot(0, nodes, (), tuple(jobs), PowerCap.unlimited())
+    assert (
+        serial_schedule(snap, StateCache(), jobs, source="s", deadline=0.0, timer=lambda: 1.0)
+        is None
+    )
