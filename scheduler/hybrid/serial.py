@@ -80,6 +80,17 @@ class _Timeline:
             self.states.insert(i, self.states[i - 1].copy())
         return i
 
+    def blocked(self, i: int, k: int, jv: JobVec) -> int | None:
+        """The first of segments ``i..k-1`` where the job cannot fit whatever the nodes: not
+        enough pooled room, or its least power over the segment's cap (constant within a
+        segment: they are cut at cap changes); None when there is none."""
+        for m in range(i, k):
+            s = self.states[m]
+            t = self.times[m]
+            if s.quick_reject(jv) or s.power_w + jv.min_w > s.cap.min_over(t, t + 1) + EPS_W:
+                return m
+        return None
+
 
 def serial_schedule(
     snap: Snapshot,
@@ -120,21 +131,23 @@ def serial_schedule(
         jv = cache.vec(job)
         placed = None
         i = 0
-        for i, start in enumerate(line.times):
-            if line.states[i].quick_reject(jv):
-                continue
+        while i < len(line.times):
+            start = line.times[i]
             k = bisect.bisect_left(line.times, start + job.walltime)
             span = line.states[i:k]
+            limit = span[0].cap_limit(start, job.walltime)
+            bad = line.blocked(i, k, jv)
+            if bad is not None:
+                i = bad + 1  # no start up to that segment can fit
+                continue
             merged = _merged(span)
             placed = merged.place(jv, prb_node_order(merged), start)
             if placed is not None and (
-                len(span) == 1
-                or _power_fits(
-                    span, jv, placed[0], placed[1], merged.cap_limit(start, job.walltime)
-                )
+                len(span) == 1 or _power_fits(span, jv, placed[0], placed[1], limit)
             ):
                 break
             placed = None
+            i += 1
         if placed is None:
             unplaced = True
             continue
