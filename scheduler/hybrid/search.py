@@ -47,7 +47,7 @@ from wattsched.scheduler.hybrid.search_params import (
     SearchParams,
     TimeoutPolicy,
 )
-from wattsched.scheduler.hybrid.serial import serial_schedule
+from wattsched.scheduler.hybrid.serial import serial_search
 from wattsched.scheduler.hybrid.workclock import DECODE_STEP_S, WorkClock, cp_seconds_per_det
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot, SolverStats
@@ -89,29 +89,6 @@ def _grain(params: SearchParams, span: int) -> int:
     if params.grain_s is not None:
         return params.grain_s
     return max(1, math.ceil(span / params.target_slots))
-
-
-def _serial_candidates(
-    snap: Snapshot,
-    cache: StateCache,
-    order: Sequence[Job],
-    best: MappedSchedule,
-    consider: Callable[[MappedSchedule], None],
-    deadline: float,
-    timer: Timer,
-) -> None:
-    """PRB's order and the incumbent's list (its start order when it has none) decoded by
-    the serial scheme (:mod:`.serial`), each a candidate, while the budget lasts."""
-    by_id = {j.id: j for j in order}
-    if best.order:
-        own = [by_id[i] for i in best.order]
-    else:
-        own = [by_id[a.job_id] for a in sorted(best.assignments, key=lambda a: a.start)]
-    for name, jobs in (("serial-prb", order), ("serial-best", own)):
-        cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer)
-        if cand is None:
-            return
-        consider(cand)
 
 
 def hybrid_search(
@@ -167,8 +144,12 @@ def hybrid_search(
             seed=params.seed, own_list=params.own_list,
         )  # fmt: skip
         extra.update(ls_tries=tries, ls_wins=wins)
-    if params.serial and order and math.isfinite(deadline) and best.complete:
-        _serial_candidates(snap, cache, order, best, consider, deadline, timer)
+    if params.serial > 0 and order and math.isfinite(deadline) and best.complete:
+        serial_end = timer() + params.serial * max(deadline - timer(), 0.0)
+        tries, wins = serial_search(
+            snap, cache, order, best, consider, deadline=serial_end, timer=timer, seed=params.seed
+        )
+        extra.update(serial_tries=tries, serial_wins=wins)
     cuts: list[Cut] = []
     cut_keys: set[frozenset[str]] = set()
     status = "heuristic"

@@ -8,7 +8,7 @@ earliest time it fits for its whole walltime beside every job placed before it: 
 backfilling in list order. For a regular objective such as the weighted queue time, the
 serial schedules of all lists contain an optimal one (on pooled resources); the parallel ones
 need not. Neither decoder dominates on the Eurora instances (``bench/results/hybrid_eurora.md``,
-"Session 47"), so the search may try both (``SearchParams.serial``).
+"Session 47"), so the search may try both (``SearchParams.serial``, :func:`serial_search`).
 
 The time from the snapshot on is cut into segments at every placed start and end, every
 running job's end and every cap change, each segment with its own
@@ -38,6 +38,8 @@ from wattsched.scheduler.prb import prb_node_order
 
 MAX_CAP_CHANGES = 1000
 """Cap changes cut into segments at most (a cap schedule is a few steps a day)."""
+SWAP_REACH = 20
+"""How far apart in the list two jobs a swap exchanges may be."""
 
 
 def _merged(states: Sequence[ClusterState]) -> ClusterState:
@@ -162,3 +164,55 @@ def serial_schedule(
     return MappedSchedule(
         assignments=tuple(out), objective=objective, conflicts=(), postponed=0, source=source
     )
+
+
+def serial_search(
+    snap: Snapshot,
+    cache: StateCache,
+    order: Sequence[Job],
+    best: MappedSchedule,
+    consider: Callable[[MappedSchedule], None],
+    *,
+    deadline: float,
+    timer: Callable[[], float],
+    seed: int = 0,
+) -> tuple[int, int]:
+    """The serial decoder's part of the search, until ``deadline``: PRB's ``order`` and the
+    incumbent's list (its start order when it has none) decoded serially, then swaps of two
+    jobs at most ``SWAP_REACH`` apart in the better of the two lists, a swap kept when its
+    serial schedule is better. Each schedule goes to ``consider``. Returns ``(decodes, swaps
+    kept)``."""
+    by_id = {j.id: j for j in order}
+    if best.order:
+        own = [by_id[i] for i in best.order]
+    else:
+        own = [by_id[a.job_id] for a in sorted(best.assignments, key=lambda a: a.start)]
+    current: list[Job] = []
+    current_obj = math.inf
+    tries = wins = 0
+    for name, jobs in (("serial-prb", list(order)), ("serial-best", own)):
+        cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer)
+        if cand is None:
+            return tries, wins
+        tries += 1
+        consider(cand)
+        if cand.objective < current_obj:
+            current, current_obj = jobs, cand.objective
+    rng = np.random.default_rng(seed)
+    n = len(current)
+    while n > 1 and timer() < deadline:
+        i = int(rng.integers(0, n - 1))
+        j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
+        cand_list = current.copy()
+        cand_list[i], cand_list[j] = cand_list[j], cand_list[i]
+        cand = serial_schedule(
+            snap, cache, cand_list, source="serial-swap", deadline=deadline, timer=timer
+        )
+        if cand is None:
+            break
+        tries += 1
+        if cand.objective < current_obj:
+            current, current_obj = cand_list, cand.objective
+            wins += 1
+            consider(cand)
+    return tries, wins

@@ -81,12 +81,12 @@ def test_the_search_considers_the_serial_schedules() -> None:
     jobs = (_whole_nodes("a", 1, 50), _whole_nodes("b", 2, 10), _whole_nodes("c", 1, 1000))
     snap = Snapshot(0, nodes, (), jobs, PowerCap.unlimited())
     params = SearchParams(budget_s=2.0, workers=1, lns=False, cp=False, local_search=0.1,
-                          orderings=False, lower_bound="none", serial=True)  # fmt: skip
+                          orderings=False, lower_bound="none", serial=0.5)  # fmt: skip
     out = hybrid_search(snap, StateCache(), params)
     seen = dict(out.history)
     assert "serial-prb" in seen and "serial-best" in seen
     assert out.best.objective <= min(seen["serial-prb"], seen["serial-best"])
-    off = hybrid_search(snap, StateCache(), replace(params, serial=False))
+    off = hybrid_search(snap, StateCache(), replace(params, serial=0.0))
     assert not any(s.startswith("serial") for s, _ in off.history)
 
 
