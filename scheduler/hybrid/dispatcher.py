@@ -46,7 +46,7 @@ from wattsched.scheduler.hybrid.search import (
     Timer,
     hybrid_search,
 )
-from wattsched.scheduler.hybrid.search_params import check_ranges
+from wattsched.scheduler.hybrid.search_params import SERIAL, check_ranges
 from wattsched.scheduler.hybrid.starts import StartChecks
 from wattsched.scheduler.hybrid.twins import first_come_among_twins
 from wattsched.scheduler.hybrid.workclock import WorkClock
@@ -72,60 +72,59 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     """The power-capping paper's hybrid dispatcher (DEC), with or without feedback.
 
     Parameters: ``feedback``; ``mode`` (``online`` or ``offline``); ``iterations`` (CP solves
-    with feedback); ``time_limit_s`` (one solve; online at most the cycle budget);
-    ``budget_s`` (whole search, offline); ``workers`` (CP-SAT threads, default 8: a
-    portfolio, more workers than cores is fine);
-    ``grain_s`` (time grain of the CP model, None: automatic); ``offline_timeout_policy``;
-    ``cycle_budget_s`` (online, default 1 s);
-    ``full_plan`` (return the whole schedule, not only what starts now); ``orderings`` (also
-    try other priority orderings as candidate schedules); ``fill_now`` (default: online only;
-    after the plan's starts, also start now, in PRB order, every other job that fits now: the
-    plan assumes walltimes, jobs end earlier, and idling resources for a plan that will be
-    redone at the next event cost more than it saves; ``"plan"``: only what delays no later
-    start of the plan, :mod:`.planfill`); ``lns`` (offline, default: with
-    feedback only; spend the rest of ``budget_s`` on large-neighbourhood moves); ``seed``;
-    ``lower_bound`` (the valid bound in the stats: ``fluid``, the default online, ``lp``,
-    the default offline, or ``none``; see :mod:`.bound`); ``local_search`` (the budget's share
-    for the local search before the CP, :mod:`.localsearch`; ``own_list``, None: offline only);
-    ``runtime_ratios`` (offline: runtime/walltime ratios known before, e.g. of earlier jobs;
-    with them and those of the jobs ended so far a search's plan must beat PRB in
-    ``scenarios`` runtime scenarios of each of ``scenario_kinds``, :mod:`.robust`, else
-    PRB's rule starts the jobs, as after the first early end; None: judged on walltimes);
-    ``research`` (offline: a :class:`.research.ResearchPolicy` or its fields, the re-search
-    at early ends; None: none, PRB's rule or re-timing as above); ``predictor`` (a
+    with feedback); ``time_limit_s`` (one solve; online at most the cycle budget); ``budget_s``
+    (whole search, offline); ``workers`` (CP-SAT threads, default 8: a portfolio, more workers
+    than cores is fine); ``grain_s`` (time grain of the CP model, None: automatic);
+    ``offline_timeout_policy``; ``cycle_budget_s`` (online, default 1 s); ``full_plan`` (return
+    the whole schedule, not only what starts now); ``orderings`` (also try other priority
+    orderings as candidate schedules); ``fill_now`` (default: online only; after the plan's
+    starts, also start now, in PRB order, every other job that fits now: the plan assumes
+    walltimes, jobs end earlier, and idling resources for a plan that will be redone at the next
+    event cost more than it saves; ``"plan"``: only what delays no later start of the plan,
+    :mod:`.planfill`); ``lns`` (offline, default: with feedback only; spend the rest of
+    ``budget_s`` on large-neighbourhood moves); ``seed``; ``lower_bound`` (the valid bound in
+    the stats: ``fluid``, the default online, ``lp``, the default offline, or ``none``; see
+    :mod:`.bound`); ``local_search`` (the budget's share for the local search before the CP,
+    :mod:`.localsearch`; ``own_list``, None: offline only; ``serial``, the share after it for
+    the serial decoder, :mod:`.serial`, None: 0.5 offline); ``runtime_ratios`` (offline:
+    runtime/walltime ratios known before, e.g. of earlier jobs; with them and those of the jobs
+    ended so far a search's plan must beat PRB in ``scenarios`` runtime scenarios of each of
+    ``scenario_kinds``, :mod:`.robust`, else PRB's rule starts the jobs, as after the first
+    early end; None: judged on walltimes); ``research`` (offline: a
+    :class:`.research.ResearchPolicy` or its fields, the re-search at early ends; None: none,
+    PRB's rule or re-timing as above); ``predictor`` (a
     :class:`~wattsched.scheduler.runtime_predictor.RuntimePredictor`, or True for one that
-    learns only from the jobs seen to end; the search, its scenarios and the re-search plan
-    on predicted runtimes, :mod:`.predicted`, while they beat the walltimes (its gate), and a
-    job past its prediction makes the plan stale as an early end does (online: the jobs
-    running are not those the plan expects); every start is still checked on the real
-    snapshot; False: walltimes; None, the default: a gated one online, walltimes offline);
-    ``urgent_first`` (online: the jobs of the most urgent queue that fit now start first,
-    PRB's rule for that queue, :mod:`.urgent`; ``urgent_wait`` k > 0: only those that have
-    waited k times their queue's expected wait); ``margin`` (online: a searched plan is taken
-    only when it beats PRB's plan by this share of the weighted wait PRB's plan leaves from
-    now on, else PRB's plan, :func:`.rollout.online_choice`; 0: the best);
-    ``rollout`` (online, with a predictor: scenarios of a rollout judging a search's starts
-    against PRB's rule, :mod:`.rollout`; 8 by default, 0: none); ``foresight`` (seconds: the
-    rollout's scenarios also hold jobs to arrive within it, drawn from the last arrivals;
-    4 h by default, 0: none); ``rollout_margin`` (the search's starts are kept unless they
-    lose the rollout by this share, 0.5 % by default; 0: unless they lose or tie);
-    ``reserve`` (online: a reservation for a starving wide job,
-    :mod:`wattsched.scheduler.reservation`, :mod:`.starts`; None, the default: on online;
+    learns only from the jobs seen to end; the search, its scenarios and the re-search plan on
+    predicted runtimes, :mod:`.predicted`, while they beat the walltimes (its gate), and a job
+    past its prediction makes the plan stale as an early end does (online: the jobs running are
+    not those the plan expects); every start is still checked on the real snapshot; False:
+    walltimes; None, the default: a gated one online, walltimes offline); ``urgent_first``
+    (online: the jobs of the most urgent queue that fit now start first, PRB's rule for that
+    queue, :mod:`.urgent`; ``urgent_wait`` k > 0: only those that have waited k times their
+    queue's expected wait); ``margin`` (online: a searched plan is taken only when it beats
+    PRB's plan by this share of the weighted wait PRB's plan leaves from now on, else PRB's
+    plan, :func:`.rollout.online_choice`; 0: the best); ``rollout`` (online, with a predictor:
+    scenarios of a rollout judging a search's starts against PRB's rule, :mod:`.rollout`; 8 by
+    default, 0: none); ``foresight`` (seconds: the rollout's scenarios also hold jobs to arrive
+    within it, drawn from the last arrivals; 4 h by default, 0: none); ``rollout_margin`` (the
+    search's starts are kept unless they lose the rollout by this share, 0.5 % by default; 0:
+    unless they lose or tie); ``reserve`` (online: a reservation for a starving wide job,
+    :mod:`.starts`, :mod:`wattsched.scheduler.reservation`; None, the default: on online;
     ``reserve_cores``: a job whose units need that many cores in all is wide too; None, the
     default: the cores of the largest node, a job that needs a whole node; 0: wide means two
     units or more; ``reserve_accel``, opt-in: a job that needs all of a node's GPUs or MICs
-    too); ``reservations``: how many starving jobs hold a
-    reservation at once (in PRB's order, each computed with the earlier ones booked: a start
-    delays none; 1, the default: the first only); ``hold_margin`` (online, with a predictor
-    and a rollout: a wide waited job that fails the reservation's value test holds one
-    when a rollout says it beats PRB's rule by this share, 2 % by default, :mod:`.holds`;
-    None: never); ``deterministic`` (online: the search's budget counts work, not wall
-    seconds, :mod:`.workclock`: the same snapshots give the same plans on any machine and
-    load, so decisions and replays are reproducible; a wall cap of 3 x the budget still stops
-    a search; None, the default: on online; False: a wall-clock budget); opt-in, off by
-    default: ``cold_prb`` / ``cold_prior`` (PRB's plan / ratios > 0 the rollout draws from too
-    while its record is too short, :func:`.rollout.rollout_errors`), ``rollout_by_class``
-    (:func:`.rollout.class_ratio`), ``twin_power=False`` (:func:`.twins.first_come_among_twins`).
+    too); ``reservations``: how many starving jobs hold a reservation at once (in PRB's order,
+    each computed with the earlier ones booked: a start delays none; 1, the default: the first
+    only); ``hold_margin`` (online, with a predictor and a rollout: a wide waited job that fails
+    the reservation's value test holds one when a rollout says it beats PRB's rule by this
+    share, 2 % by default, :mod:`.holds`; None: never); ``deterministic`` (online: the search's
+    budget counts work, not wall seconds, :mod:`.workclock`: the same snapshots give the same
+    plans on any machine and load, so decisions and replays are reproducible; a wall cap of 3 x
+    the budget still stops a search; None, the default: on online; False: a wall-clock budget);
+    opt-in, off by default: ``cold_prb`` / ``cold_prior`` (PRB's plan / ratios > 0 the rollout
+    draws from too while its record is too short, :func:`.rollout.rollout_errors`),
+    ``rollout_by_class`` (:func:`.rollout.class_ratio`), ``twin_power=False``
+    (:func:`.twins.first_come_among_twins`).
     """
 
     name = "hybrid"
@@ -172,6 +171,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         twin_power: bool = True,
         reserve_accel: bool = False,
         own_list: bool | None = None,
+        serial: float | None = None,
     ) -> None:
         super().__init__()
         decode.warm()  # the compiled decode loaded now, not in the first search's budget
@@ -198,15 +198,15 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         """Called after each re-plan (the CLI prints a progress line); None: silent."""
         self.full_plan = full_plan
         self.prior = None if runtime_ratios is None else tuple(runtime_ratios)
-        self.scenarios = scenarios
-        self.kinds = tuple(scenario_kinds)
+        self.scenarios, self.kinds = scenarios, tuple(scenario_kinds)
         self._prb_jobs: frozenset[str] | None = None
         """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
         self.twin_power, self.reserve_accel = twin_power, reserve_accel
         policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
                          grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
-                         local_search=local_search)  # fmt: skip
+                         local_search=local_search,
+                         serial=SERIAL.get(mode, 0.0) if serial is None else serial)  # fmt: skip
         if mode == "offline":
             self.params = params(
                 time_limit_s=time_limit_s, budget_s=budget_s, retry_on_timeout=True,

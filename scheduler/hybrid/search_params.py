@@ -44,6 +44,11 @@ class TimeoutPolicy:
             raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
 
 
+SERIAL = {"offline": 0.5}
+"""The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; the serial
+decoder is pure Python and a work clock does not count it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SearchParams:
     """Knobs of :func:`hybrid_search` (see the module docstring)."""

@@ -106,6 +106,7 @@ def test_a_solver_that_times_out_without_solution_yields_the_prb_plan() -> None:
             offline_timeout_policy=TimeoutPolicy(initial_s=1e-6, factor=1.0, max_s=1e-6),
             orderings=False,
             local_search=0.0,
+            serial=0.0,
             lns=False,  # the point: CP-SAT finds nothing, so the PRB plan stands
             full_plan=True,
         )
