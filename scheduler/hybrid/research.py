@@ -96,7 +96,7 @@ class Researcher:
         self.policy = policy
         self.params = replace(
             params, budget_s=policy.budget_s, time_limit_s=None, lns=False, cp=False,
-            local_search=0.95, lower_bound="none", retry_on_timeout=False,
+            local_search=0.95, lower_bound="none", retry_on_timeout=False, serial=0.0,
         )  # fmt: skip
         self.spent_s = 0.0
         self.searches = 0

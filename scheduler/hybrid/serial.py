@@ -183,10 +183,10 @@ def serial_search(
     serial schedule is better. Each schedule goes to ``consider``. Returns ``(decodes, swaps
     kept)``."""
     by_id = {j.id: j for j in order}
-    if best.order:
-        own = [by_id[i] for i in best.order]
-    else:
-        own = [by_id[a.job_id] for a in sorted(best.assignments, key=lambda a: a.start)]
+    ids = best.order or [a.job_id for a in sorted(best.assignments, key=lambda a: a.start)]
+    own = [by_id[i] for i in ids if i in by_id]
+    listed = {j.id for j in own}
+    own += [j for j in order if j.id not in listed]  # every queued job, once
     current: list[Job] = []
     current_obj = math.inf
     tries = wins = 0

@@ -6,15 +6,16 @@ the better schedule."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import replace
 
 from hypothesis import HealthCheck, assume, given, settings
 
 from tests.hybrid.test_decode import instances
-from wattsched.scheduler.hybrid.mapping import map_schedule
+from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
-from wattsched.scheduler.hybrid.serial import serial_schedule
+from wattsched.scheduler.hybrid.serial import serial_schedule, serial_search
 from wattsched.scheduler.hybrid.synthetic import eurora_like_nodes
 from wattsched.scheduler.listsched import live_end
 from wattsched.scheduler.mapper import StateCache
@@ -98,3 +99,19 @@ def test_a_serial_decode_past_its_deadline_gives_up() -> None:
         serial_schedule(snap, StateCache(), jobs, source="s", deadline=0.0, timer=lambda: 1.0)
         is None
     )
+
+
+def test_serial_search_decodes_every_queued_job_whatever_the_incumbents_list() -> None:
+    """An incumbent whose list names only some jobs (or none: a schedule mapped by release
+    times) still gives full lists: the jobs it leaves out follow in PRB's order."""
+    nodes = tuple(eurora_like_nodes(2))
+    jobs = (_whole_nodes("a", 1, 50), _whole_nodes("b", 2, 10), _whole_nodes("c", 1, 1000))
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.unlimited())
+    base = map_schedule(snap, StateCache(), list(jobs), release=None, source="p")
+    seen: list[MappedSchedule] = []
+    for order in (("b",), ()):
+        best = replace(base, order=order)
+        # A timer that counts its calls: the two serial decodes and a few swaps fit.
+        serial_search(snap, StateCache(), list(jobs), best, seen.append, deadline=40,
+                      timer=itertools.count().__next__)  # fmt: skip
+    assert seen and all({a.job_id for a in s.assignments} == {"a", "b", "c"} for s in seen)
