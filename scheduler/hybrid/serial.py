@@ -46,7 +46,10 @@ def _merged(states: Sequence[ClusterState]) -> ClusterState:
     """A state whose placements fit the resources and rules of each of ``states`` (the least
     free room of each node, the most units and exclusive jobs on it, the most power drawn);
     the power of a placement is checked on each state apart (:func:`_power_fits`): a node's
-    first core is paid where it is idle."""
+    first core is paid where it is idle. One state is its own merge (read only: placing a job
+    does not change a state, committing it does)."""
+    if len(states) == 1:
+        return states[0]
     m = states[0].copy()
     for s in states[1:]:
         np.minimum(m.free, s.free, out=m.free)
@@ -54,8 +57,7 @@ def _merged(states: Sequence[ClusterState]) -> ClusterState:
         np.maximum(m.held_whole, s.held_whole, out=m.held_whole)
         m.exclusive_jobs = max(m.exclusive_jobs, s.exclusive_jobs)
         m.power_w = max(m.power_w, s.power_w)
-    if len(states) > 1:
-        m.free_total_l[:] = m.free.sum(axis=0).tolist()
+    m.free_total_l[:] = m.free.sum(axis=0).tolist()
     return m
 
 
