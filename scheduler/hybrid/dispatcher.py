@@ -46,7 +46,7 @@ from wattsched.scheduler.hybrid.search import (
     Timer,
     hybrid_search,
 )
-from wattsched.scheduler.hybrid.search_params import SERIAL, check_ranges
+from wattsched.scheduler.hybrid.search_params import check_ranges, mode_shares
 from wattsched.scheduler.hybrid.starts import StartChecks
 from wattsched.scheduler.hybrid.twins import first_come_among_twins
 from wattsched.scheduler.hybrid.workclock import WorkClock
@@ -85,8 +85,9 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     ``budget_s`` on large-neighbourhood moves); ``seed``; ``lower_bound`` (the valid bound in
     the stats: ``fluid``, the default online, ``lp``, the default offline, or ``none``; see
     :mod:`.bound`); ``local_search`` (the budget's share for the local search before the CP,
-    :mod:`.localsearch`; ``own_list``, None: offline only; ``serial``, the share after it for
-    the serial decoder, :mod:`.serial`, None: 0.5 offline); ``runtime_ratios`` (offline:
+    :mod:`.localsearch`, None: 0.15 offline, 0.5 online; ``own_list``, None: offline only;
+    ``serial``, the share after it for the serial decoder, :mod:`.serial`, None: 0.05 offline,
+    and with it the CP's solutions decoded serially); ``runtime_ratios`` (offline:
     runtime/walltime ratios known before, e.g. of earlier jobs; with them and those of the jobs
     ended so far a search's plan must beat PRB in ``scenarios`` runtime scenarios of each of
     ``scenario_kinds``, :mod:`.robust`, else PRB's rule starts the jobs, as after the first
@@ -148,7 +149,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         seed: int = 0,
         total_budget_s: float | None = None,
         lower_bound: str | None = None,
-        local_search: float = 0.5,
+        local_search: float | None = None,
         runtime_ratios: Sequence[float] | None = None,
         scenarios: int = 2,
         scenario_kinds: Sequence[str] = KINDS,
@@ -202,11 +203,10 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         self._prb_jobs: frozenset[str] | None = None
         """With ``runtime_ratios``: the queued jobs the PRB rule now starts (None: plans)."""
         self.twin_power, self.reserve_accel = twin_power, reserve_accel
-        policy = offline_timeout_policy or TimeoutPolicy()
         params = partial(SearchParams, feedback=feedback, iterations=iterations, workers=workers,
-                         grain_s=grain_s, timeout_policy=policy, orderings=orderings, seed=seed,
-                         local_search=local_search,
-                         serial=SERIAL.get(mode, 0.0) if serial is None else serial)  # fmt: skip
+                         grain_s=grain_s, timeout_policy=offline_timeout_policy or TimeoutPolicy(),
+                         orderings=orderings, seed=seed,
+                         **mode_shares(mode, local_search, serial))  # fmt: skip
         if mode == "offline":
             self.params = params(
                 time_limit_s=time_limit_s, budget_s=budget_s, retry_on_timeout=True,

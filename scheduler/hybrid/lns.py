@@ -13,8 +13,10 @@ a CP solution, decoded by the real mapper), each move:
 3. pins every other job at its pooled start and lets CP-SAT re-time the freed ones for a
    short slice (``lns_time_s``, ``workers`` threads), hinted with the incumbent;
 4. decodes the CP solution with the real mapper (its starts as release times and events,
-   the pinned jobs released at their real starts) and as a priority list; a decoded schedule
-   is kept when its real objective beats the incumbent.
+   the pinned jobs released at their real starts), as a priority list, and with ``serial``
+   by the serial scheme in the order of its starts (:func:`.serial.serial_schedule`: each
+   job at the earliest time it fits beside those before it, the closest of the three to the
+   CP's own timing); a decoded schedule is kept when its real objective beats the incumbent.
 
 Every candidate goes through the same real mapper, so the incumbent stays feasible on the
 real nodes and the cap; the search stops at the deadline.
@@ -30,6 +32,7 @@ import numpy as np
 from wattsched.scheduler.hybrid.cpmodel import solve_pooled
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import N_RES, POWER, PooledProblem, pooled_list_schedule
+from wattsched.scheduler.hybrid.serial import serial_schedule
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot
 
@@ -123,6 +126,7 @@ def lns(
     workers: int = 8,
     seed: int = 0,
     conflicts: bool = True,
+    serial: bool = False,
 ) -> dict[str, float | int]:
     """Moves until ``deadline`` (see the module doc); ``jobs`` are the problem's jobs.
 
@@ -179,6 +183,11 @@ def lns(
                               wake_on_release=True))  # fmt: skip
         if timer() < deadline:
             consider(map_schedule(snap, cache, order, release=None, source=f"{tag}{moves}-list"))
+        if serial and timer() < deadline:
+            cand = serial_schedule(snap, cache, order, source=f"{tag}{moves}-serial",
+                                   deadline=deadline, timer=timer)  # fmt: skip
+            if cand is not None:
+                consider(cand)
         reserve = max(reserve, timer() - t0)
         if incumbent().objective < before - 1e-9:
             wins += 1

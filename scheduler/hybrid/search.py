@@ -12,7 +12,8 @@ One call of :func:`hybrid_search` does, within a wall-clock budget (or a work bu
    order, its objective bounded by the incumbent's.
 3. Each CP solution is mapped twice: by the paper's mapper (CP starts as release times, PRB
    order at each event, postponing what does not fit) and by list scheduling in the order of
-   the CP starts (the CP solution as a priority list); the better real schedule is kept.
+   the CP starts (the CP solution as a priority list); with ``cp_serial`` a third time, by
+   the serial scheme in that order (:mod:`.serial`); the best real schedule is kept.
 4. With feedback, every postponement of the paper's mapper gives a conflict cut; the model is
    re-solved with the cuts and an objective bound below the best mapped schedule, up to
    ``iterations`` times or the budget.
@@ -47,7 +48,7 @@ from wattsched.scheduler.hybrid.search_params import (
     SearchParams,
     TimeoutPolicy,
 )
-from wattsched.scheduler.hybrid.serial import serial_search
+from wattsched.scheduler.hybrid.serial import serial_schedule, serial_search
 from wattsched.scheduler.hybrid.workclock import DECODE_STEP_S, WorkClock, cp_seconds_per_det
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot, SolverStats
@@ -258,6 +259,11 @@ def hybrid_search(
         consider(mapped)
         if timer() < deadline - reserve / 2:
             consider(decoder.schedule(by_release, f"cp{iterations}-list"))
+        if params.cp_serial and timer() < deadline - reserve / 2:
+            cand = serial_schedule(snap, cache, by_release, source=f"cp{iterations}-serial",
+                                   deadline=deadline, timer=timer)  # fmt: skip
+            if cand is not None:
+                consider(cand)
         if not params.feedback:
             break
         new = [c for c in mapped.conflicts if frozenset(c) not in cut_keys]
@@ -276,7 +282,7 @@ def hybrid_search(
             snap, cache, problem, doable, rank, deadline=deadline, timer=timer,
             incumbent=lambda: best, consider=consider, window=params.lns_window,
             slice_s=params.lns_time_s, workers=params.workers, seed=params.seed,
-            conflicts=params.lns_conflicts,
+            conflicts=params.lns_conflicts, serial=params.cp_serial,
         )  # fmt: skip
         extra.update(figures)
         solver_s += float(figures["lns_solver_s"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from wattsched.scheduler.hybrid.cpmodel import Cut
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
@@ -44,9 +45,23 @@ class TimeoutPolicy:
             raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
 
 
-SERIAL = {"offline": 0.5}
+SERIAL = {"offline": 0.05}
 """The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; the serial
-decoder is pure Python and a work clock does not count it)."""
+decoder is pure Python and a work clock does not count it). Offline a small share: PRB's
+order and the incumbent's list decoded serially and a few swaps; the serial scheme's larger
+part is decoding the CP's solutions (``cp_serial``, on with it)."""
+LOCAL_SEARCH = {"offline": 0.15, "online": 0.5}
+"""The dispatcher's default ``SearchParams.local_search`` per mode. Offline most of the
+budget goes to the CP's moves, each decoded serially (``bench/results/hybrid_eurora.md``,
+"Session 48")."""
+
+
+def mode_shares(mode: str, local_search: float | None, serial: float | None) -> dict[str, Any]:
+    """``SearchParams`` keywords for the dispatcher's ``mode``: ``local_search`` and ``serial``
+    as given, else the mode's defaults; ``cp_serial`` on with the serial decoder."""
+    share = SERIAL.get(mode, 0.0) if serial is None else serial
+    ls = LOCAL_SEARCH.get(mode, 0.5) if local_search is None else local_search
+    return {"local_search": ls, "serial": share, "cp_serial": share > 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +107,11 @@ class SearchParams:
     fixed_order: bool = False
     """Make CP-SAT branch on the starts in PRB order, earliest value first (the old search;
     it hands back its hint: issue 16, finding 3). Off: CP-SAT's own portfolio."""
+    cp_serial: bool = False
+    """Decode each CP solution (the whole-model solves' and the LNS moves') by the serial
+    scheme too (:func:`.serial.serial_schedule`, in the order of its starts): the
+    ``cpN-serial`` and ``lnscN-serial`` / ``lnswN-serial`` sources. On offline (the
+    dispatcher's default); off online, as ``serial``."""
     serial: float = 0.0
     """Share of the budget left after the local search spent on the serial decoder
     (:mod:`.serial`: each job at the earliest time it fits beside those before it): PRB's

@@ -115,3 +115,22 @@ def test_serial_search_decodes_every_queued_job_whatever_the_incumbents_list() -
         serial_search(snap, StateCache(), list(jobs), best, seen.append, deadline=40,
                       timer=itertools.count().__next__)  # fmt: skip
     assert seen and all({a.job_id for a in s.assignments} == {"a", "b", "c"} for s in seen)
+
+
+def test_cp_solutions_are_decoded_serially_with_cp_serial() -> None:
+    """With ``cp_serial`` each CP solution (a whole-model solve, an LNS move) is decoded by the
+    serial scheme too, in the order of its starts; without it, never."""
+    nodes = tuple(eurora_like_nodes(2))
+    jobs = (_whole_nodes("a", 1, 50), _whole_nodes("b", 2, 10), _whole_nodes("c", 1, 1000),
+            _whole_nodes("d", 1, 300), _whole_nodes("e", 2, 40))  # fmt: skip
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.unlimited())
+    params = SearchParams(budget_s=1.5, workers=1, lns=True, local_search=0.1, serial=0.1,
+                          cp_serial=True, lns_time_s=0.05, lower_bound="none")  # fmt: skip
+    out = hybrid_search(snap, StateCache(), params)
+    sources = [s for s, _ in out.history]
+    assert "cp1-serial" in sources
+    assert any(s.startswith("lns") and s.endswith("-serial") for s in sources)
+    assert out.best.objective <= min(o for _, o in out.history)
+    off = hybrid_search(snap, StateCache(), replace(params, cp_serial=False))
+    assert "cp1-mapper" in [s for s, _ in off.history]
+    assert not any(s.endswith("-serial") for s, _ in off.history)
