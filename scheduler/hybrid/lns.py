@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from wattsched.scheduler.hybrid.cpmodel import solve_pooled
+from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import N_RES, POWER, PooledProblem, pooled_list_schedule
 from wattsched.scheduler.hybrid.serial import serial_schedule
@@ -127,11 +128,14 @@ def lns(
     seed: int = 0,
     conflicts: bool = True,
     serial: bool = False,
+    decoder: ListDecoder | None = None,
 ) -> dict[str, float | int]:
     """Moves until ``deadline`` (see the module doc); ``jobs`` are the problem's jobs.
 
-    Returns figures: ``lns_moves``, ``lns_improvements``, ``lns_conflict_moves`` (moves from
-    a conflict set), ``lns_conflict_wins``, ``lns_solver_s``.
+    ``decoder``: the compiled list decode of ``snap`` for the ``-list`` decodes (the same
+    schedules as :func:`.mapping.map_schedule`, faster). Returns figures: ``lns_moves``,
+    ``lns_improvements``, ``lns_conflict_moves`` (moves from a conflict set),
+    ``lns_conflict_wins``, ``lns_solver_s``.
     """
     n = len(problem.jobs)
     rng = np.random.default_rng(seed)
@@ -182,7 +186,9 @@ def lns(
         consider(map_schedule(snap, cache, order, release=release, source=f"{tag}{moves}",
                               wake_on_release=True))  # fmt: skip
         if timer() < deadline:
-            consider(map_schedule(snap, cache, order, release=None, source=f"{tag}{moves}-list"))
+            name = f"{tag}{moves}-list"
+            consider(decoder.schedule(order, name) if decoder is not None
+                     else map_schedule(snap, cache, order, release=None, source=name))  # fmt: skip
         if serial and timer() < deadline:
             cand = serial_schedule(snap, cache, order, source=f"{tag}{moves}-serial",
                                    deadline=deadline, timer=timer)  # fmt: skip

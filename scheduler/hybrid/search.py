@@ -282,7 +282,7 @@ def hybrid_search(
             snap, cache, problem, doable, rank, deadline=deadline, timer=timer,
             incumbent=lambda: best, consider=consider, window=params.lns_window,
             slice_s=params.lns_time_s, workers=params.workers, seed=params.seed,
-            conflicts=params.lns_conflicts, serial=params.cp_serial,
+            conflicts=params.lns_conflicts, serial=params.cp_serial, decoder=decoder,
         )  # fmt: skip
         extra.update(figures)
         solver_s += float(figures["lns_solver_s"])
