@@ -129,6 +129,7 @@ def lns(
     conflicts: bool = True,
     serial: bool = False,
     decoder: ListDecoder | None = None,
+    patience: int = 0,
 ) -> dict[str, float | int]:
     """Moves until ``deadline`` (see the module doc); ``jobs`` are the problem's jobs.
 
@@ -144,6 +145,7 @@ def lns(
     solver_s = 0.0
     offset = 0
     reserve = 0.0  # the cost of decoding one solution, learnt on the way
+    failed = 0  # moves in a row that did not beat the incumbent
     while timer() + reserve + 0.02 < deadline:
         best = incumbent()
         real = {a.job_id: a.start for a in best.assignments}
@@ -198,6 +200,11 @@ def lns(
         if incumbent().objective < before - 1e-9:
             wins += 1
             cwins += from_conflict
+            failed = 0
+        else:
+            failed += 1
+            if patience and failed >= patience:
+                break
     return {
         "lns_moves": moves,
         "lns_improvements": wins,

@@ -76,10 +76,11 @@ def priority_search(
     seed: int,
     sigma: float = 0.35,
     own_list: bool = True,
+    restarts: float = 0.5,
 ) -> tuple[int, int]:
-    """Restarts (half the time) then swaps until ``deadline``; ``order`` is PRB's. A candidate
-    that beats the incumbent goes to ``consider``, any other to ``note(source, objective)``.
-    Returns (tries, wins).
+    """Restarts (``restarts`` of the time) then swaps until ``deadline``; ``order`` is PRB's.
+    A candidate that beats the incumbent goes to ``consider``, any other to ``note(source,
+    objective)``. Returns (tries, wins).
 
     A swap exchanges two jobs of the incumbent's start order that start at different times
     (two that start together mostly decode to the same schedule), each pair at most once per
@@ -92,7 +93,7 @@ def priority_search(
         return 0, 0
     scores = _scores(jobs, decoder.max_ewt)
     tries = wins = 0
-    restart_until = timer() + 0.5 * max(deadline - timer(), 0.0)
+    restart_until = timer() + restarts * max(deadline - timer(), 0.0)
 
     def attempt(cand: list[Job], source: str) -> bool:
         nonlocal tries, wins

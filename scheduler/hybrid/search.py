@@ -283,9 +283,16 @@ def hybrid_search(
             incumbent=lambda: best, consider=consider, window=params.lns_window,
             slice_s=params.lns_time_s, workers=params.workers, seed=params.seed,
             conflicts=params.lns_conflicts, serial=params.cp_serial, decoder=decoder,
+            patience=params.lns_patience,
         )  # fmt: skip
         extra.update(figures)
         solver_s += float(figures["lns_solver_s"])
+        if params.lns_patience and timer() < deadline - 0.01:  # the rest back to the swaps
+            tries, wins = priority_search(
+                decoder, order, lambda: best, consider, note, deadline=deadline, timer=timer,
+                seed=params.seed + 1, own_list=params.own_list, restarts=0.0,
+            )  # fmt: skip
+            extra.update(ls_tries_after=tries, ls_wins_after=wins)
     if last is not None:
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves

@@ -15,6 +15,7 @@ from wattsched.scheduler.hybrid.dispatcher import HybridDispatcher
 from wattsched.scheduler.hybrid.lns import conflict_neighbourhood, lns, pooled_starts
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import PooledProblem, build_problem
+from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import PowerCap, Snapshot
@@ -110,3 +111,17 @@ def test_a_reused_plan_worse_than_prb_falls_back_to_prb() -> None:
     }
     assert disp.fallbacks == 1
     assert disp.plan(snap).stats.status == "reused"  # PRB's plan is stored and followed
+
+
+def test_lns_patience_hands_the_rest_of_the_budget_back_to_the_swaps() -> None:
+    """With ``lns_patience`` 1 the moves stop at the first that does not beat the incumbent and
+    the swaps take what is left; without it the moves run to the deadline."""
+    snap, cache = _instance(30, 7, 1000.0)
+    params = SearchParams(budget_s=2.0, workers=2, lns=True, local_search=0.1, lns_time_s=0.05,
+                          lns_patience=1, lower_bound="none")  # fmt: skip
+    extra = hybrid_search(snap, cache, params).stats.extra
+    assert extra["lns_moves"] == extra["lns_improvements"] + 1
+    assert int(extra["ls_tries_after"]) > 0
+    off = hybrid_search(snap, StateCache(), replace(params, lns_patience=0)).stats.extra
+    assert "ls_tries_after" not in off
+    assert off["lns_moves"] > off["lns_improvements"] + 1
