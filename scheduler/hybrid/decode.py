@@ -164,9 +164,22 @@ class ListDecoder:
             return map_schedule(self.snap, self.cache, jobs, release=None, source=source)
         perm = self.perm(jobs)
         start, seq, placed, pool_i, pool_c, plen = self._run(perm)
+        return MappedSchedule(
+            assignments=self.assignments(start, seq[:placed], pool_i, pool_c, plen),
+            objective=float(mean_weighted_wait(perm, start, self.weight, self.submit)),
+            conflicts=(),
+            postponed=0,
+            source=source,
+            order=tuple(j.id for j in jobs),
+        )
+
+    def assignments(
+        self, start: IntArray, seq: IntArray, pool_i: IntArray, pool_c: IntArray, plen: IntArray
+    ) -> tuple[Assignment, ...]:
+        """The assignments of the entities ``seq`` (in that order) from a kernel's output."""
         names, r = self.names, self.n_running
         out = []
-        for e in seq[:placed].tolist():
+        for e in seq.tolist():
             lo = int(self.ptr[e])
             nodes: list[str] = []
             for i, c in zip(
@@ -174,14 +187,7 @@ class ListDecoder:
             ):
                 nodes.extend([names[i]] * c)
             out.append(Assignment(self.jobs[e - r].id, int(start[e]), tuple(nodes)))
-        return MappedSchedule(
-            assignments=tuple(out),
-            objective=float(mean_weighted_wait(perm, start, self.weight, self.submit)),
-            conflicts=(),
-            postponed=0,
-            source=source,
-            order=tuple(j.id for j in jobs),
-        )
+        return tuple(out)
 
 
 _warm = False

@@ -30,7 +30,6 @@ from functools import partial
 from typing import Any
 
 from wattsched.scheduler.dispatcher import Dispatcher
-from wattsched.scheduler.hybrid import decode
 from wattsched.scheduler.hybrid.holds import DEFAULT_MARGIN
 from wattsched.scheduler.hybrid.predicted import predicted_view
 from wattsched.scheduler.hybrid.research import Researcher, ResearchPolicy
@@ -47,6 +46,7 @@ from wattsched.scheduler.hybrid.search import (
     hybrid_search,
 )
 from wattsched.scheduler.hybrid.search_params import check_ranges, mode_shares
+from wattsched.scheduler.hybrid.serial import warm as warm_decoders
 from wattsched.scheduler.hybrid.starts import StartChecks
 from wattsched.scheduler.hybrid.twins import first_come_among_twins
 from wattsched.scheduler.hybrid.workclock import WorkClock
@@ -175,7 +175,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
         serial: float | None = None,
     ) -> None:
         super().__init__()
-        decode.warm()  # the compiled decode loaded now, not in the first search's budget
+        warm_decoders()  # the compiled decodes loaded now, not in the first search's budget
         if mode not in MODES:
             raise SearchParamError(f"HybridDispatcher: mode={mode!r} must be one of {MODES}")
         total = OFFLINE_TOTAL_BUDGET_S if total_budget_s is None else total_budget_s

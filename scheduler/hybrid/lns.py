@@ -33,7 +33,7 @@ from wattsched.scheduler.hybrid.cpmodel import solve_pooled
 from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.problem import N_RES, POWER, PooledProblem, pooled_list_schedule
-from wattsched.scheduler.hybrid.serial import serial_schedule
+from wattsched.scheduler.hybrid.serial import SerialDecoder, serial_schedule
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot
 
@@ -129,12 +129,14 @@ def lns(
     conflicts: bool = True,
     serial: bool = False,
     decoder: ListDecoder | None = None,
+    serial_decoder: SerialDecoder | None = None,
     patience: int = 0,
 ) -> dict[str, float | int]:
     """Moves until ``deadline`` (see the module doc); ``jobs`` are the problem's jobs.
 
     ``decoder``: the compiled list decode of ``snap`` for the ``-list`` decodes (the same
-    schedules as :func:`.mapping.map_schedule`, faster). Returns figures: ``lns_moves``,
+    schedules as :func:`.mapping.map_schedule`, faster); ``serial_decoder`` the compiled
+    serial one for the ``-serial`` decodes. Returns figures: ``lns_moves``,
     ``lns_improvements``, ``lns_conflict_moves`` (moves from a conflict set),
     ``lns_conflict_wins``, ``lns_solver_s``.
     """
@@ -193,7 +195,8 @@ def lns(
                      else map_schedule(snap, cache, order, release=None, source=name))  # fmt: skip
         if serial and timer() < deadline:
             cand = serial_schedule(snap, cache, order, source=f"{tag}{moves}-serial",
-                                   deadline=deadline, timer=timer)  # fmt: skip
+                                   deadline=deadline, timer=timer,
+                                   decoder=serial_decoder)  # fmt: skip
             if cand is not None:
                 consider(cand)
         reserve = max(reserve, timer() - t0)

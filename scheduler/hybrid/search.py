@@ -48,7 +48,7 @@ from wattsched.scheduler.hybrid.search_params import (
     SearchParams,
     TimeoutPolicy,
 )
-from wattsched.scheduler.hybrid.serial import serial_schedule, serial_search
+from wattsched.scheduler.hybrid.serial import SerialDecoder, serial_schedule, serial_search
 from wattsched.scheduler.hybrid.workclock import DECODE_STEP_S, WorkClock, cp_seconds_per_det
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot, SolverStats
@@ -114,6 +114,7 @@ def hybrid_search(
     # the mapper itself: a CP solution's release times take it, not the compiled decode).
     reserve = 2 * (timer() - t_start) + 0.01
     decoder = ListDecoder(snap, cache)
+    sdecoder = SerialDecoder(decoder)
     if isinstance(timer, WorkClock):
         timer.meter(lambda: decoder.ops, DECODE_STEP_S)
     best = prb
@@ -148,8 +149,9 @@ def hybrid_search(
     if params.serial > 0 and order and math.isfinite(deadline) and best.complete:
         serial_end = timer() + params.serial * max(deadline - timer(), 0.0)
         tries, wins = serial_search(
-            snap, cache, order, best, consider, deadline=serial_end, timer=timer, seed=params.seed
-        )
+            snap, cache, order, best, consider, deadline=serial_end, timer=timer,
+            seed=params.seed, decoder=sdecoder,
+        )  # fmt: skip
         extra.update(serial_tries=tries, serial_wins=wins)
     cuts: list[Cut] = []
     cut_keys: set[frozenset[str]] = set()
@@ -261,7 +263,7 @@ def hybrid_search(
             consider(decoder.schedule(by_release, f"cp{iterations}-list"))
         if params.cp_serial and timer() < deadline - reserve / 2:
             cand = serial_schedule(snap, cache, by_release, source=f"cp{iterations}-serial",
-                                   deadline=deadline, timer=timer)  # fmt: skip
+                                   deadline=deadline, timer=timer, decoder=sdecoder)  # fmt: skip
             if cand is not None:
                 consider(cand)
         if not params.feedback:
@@ -283,7 +285,7 @@ def hybrid_search(
             incumbent=lambda: best, consider=consider, window=params.lns_window,
             slice_s=params.lns_time_s, workers=params.workers, seed=params.seed,
             conflicts=params.lns_conflicts, serial=params.cp_serial, decoder=decoder,
-            patience=params.lns_patience,
+            serial_decoder=sdecoder, patience=params.lns_patience,
         )  # fmt: skip
         extra.update(figures)
         solver_s += float(figures["lns_solver_s"])

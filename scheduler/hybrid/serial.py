@@ -18,9 +18,11 @@ the most units on it, the most power drawn), and goes on the first start where P
 order finds room (:meth:`ClusterState.place`) and the power, first cores included, stays
 under the cap in each segment. A segment that rules the job out whatever the nodes (pooled
 room, least power) is found once a job, and skips every start whose span holds it; the
-merges over the moving spans come from a two-stack queue (:class:`_Window`). Pure Python:
-about 5-50 ms for 200 jobs on 32 nodes at the tightest caps, 0.2-0.4 s uncapped (when many
-jobs run at once), against well under a millisecond for the compiled parallel decode.
+merges over the moving spans come from a two-stack queue (:class:`_Window`). In Python
+about 5-50 ms for 200 jobs on 32 nodes at the tightest caps, 0.1-0.4 s uncapped (when many
+jobs run at once); :class:`SerialDecoder` gives the very same schedules compiled
+(:mod:`.serial_kernel`), 1-9 ms (18 x faster over 832 Eurora decodes), where the compiled
+list decode applies (exact power sums); the search decodes through it.
 """
 
 from __future__ import annotations
@@ -31,11 +33,23 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from wattsched.scheduler.hybrid.decode import ListDecoder
+from wattsched.scheduler.hybrid.decode import warm as decode_warm
+from wattsched.scheduler.hybrid.decode_kernel import mean_weighted_wait
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
+from wattsched.scheduler.hybrid.serial_kernel import serial_decode
 from wattsched.scheduler.listsched import live_end
 from wattsched.scheduler.mapper import ClusterState, StateCache
-from wattsched.scheduler.model import Assignment, Job, Snapshot
+from wattsched.scheduler.model import (
+    Assignment,
+    Job,
+    Node,
+    NodePowerModel,
+    PowerCap,
+    Resources,
+    Snapshot,
+)
 from wattsched.scheduler.node_arrays import EPS_W, FloatArray, IntArray, JobVec
 from wattsched.scheduler.prb import prb_node_order
 
@@ -172,6 +186,54 @@ class _Window:
         return _unpack(low, self.line.states[i])
 
 
+def cap_cuts(snap: Snapshot) -> list[int]:
+    """The cap's changes after ``snap``'s time (at most :data:`MAX_CAP_CHANGES`)."""
+    out: list[int] = []
+    t = snap.time
+    for _ in range(MAX_CAP_CHANGES):
+        nxt = snap.cap.next_change(t)
+        if nxt is None:
+            break
+        out.append(nxt)
+        t = nxt
+    return out
+
+
+class SerialDecoder:
+    """:func:`serial_schedule` compiled (:func:`.serial_kernel.serial_decode`) on the arrays
+    of ``decoder`` (a :class:`.decode.ListDecoder` of the snapshot, no arrivals), where its
+    list decode is compiled: the very same schedules (``tests/hybrid/test_serial.py``)."""
+
+    def __init__(self, decoder: ListDecoder) -> None:
+        self.decoder = decoder
+        self.compiled = decoder.compiled and len(decoder.jobs) == len(decoder.snap.queued)
+        self.cuts = np.array(cap_cuts(decoder.snap), dtype=np.int64)
+
+    def schedule(self, jobs: Sequence[Job], source: str) -> MappedSchedule:
+        """The serial schedule of ``jobs`` (every job of the list must be queued)."""
+        d = self.decoder
+        if not self.compiled:
+            out = serial_schedule(d.snap, d.cache, jobs, source=source)
+            assert out is not None  # no deadline
+            return out
+        perm = d.perm(jobs)
+        s, a = d.state, d.state.arrays
+        start, seq, placed, pool_i, pool_c, plen = serial_decode(
+            perm, s.free, s.busy_units, s.held_whole, s.exclusive_jobs, s.power_w, d.snap.time,
+            self.cuts, a.usable, a.capacity, a.efficiency, a.first_core_w, a.has_first_core,
+            d.cap_t, d.cap_w, d.req, d.nz, d.nnz, d.units, d.walltime, d.flat_w, d.node_w,
+            d.min_w, d.rule, d.exclusive, d.ends0, d.ptr, d.pool_i, d.pool_c, d.plen0,
+            d.n_running,
+        )  # fmt: skip
+        return MappedSchedule(
+            assignments=d.assignments(start, seq[:placed], pool_i, pool_c, plen),
+            objective=float(mean_weighted_wait(perm, start, d.weight, d.submit)),
+            conflicts=(),
+            postponed=0,
+            source=source,
+        )
+
+
 def serial_schedule(
     snap: Snapshot,
     cache: StateCache,
@@ -180,12 +242,18 @@ def serial_schedule(
     source: str,
     deadline: float = math.inf,
     timer: Callable[[], float] | None = None,
+    decoder: SerialDecoder | None = None,
 ) -> MappedSchedule | None:
     """The serial schedule of ``jobs`` (a priority list of the queued jobs) from ``snap``.
 
     ``cache`` must have seen ``snap``. Returns None when ``timer()`` passes ``deadline``
     before every job is placed; the objective is ``inf`` when a job fits nowhere ever.
+    ``decoder`` (of this snapshot): its compiled decode when it has one.
     """
+    if decoder is not None and decoder.compiled:
+        if timer is not None and timer() >= deadline:
+            return None
+        return decoder.schedule(jobs, source)
     t0 = snap.time
     line = _Timeline(t0, cache.state(snap))
     placements = cache.running_placements()
@@ -196,13 +264,8 @@ def serial_schedule(
         i = line.cut(live_end(rj.end_estimate, t0))
         for s in line.states[i:]:
             s.release(*booked)
-    t = t0
-    for _ in range(MAX_CAP_CHANGES):
-        nxt = snap.cap.next_change(t)
-        if nxt is None:
-            break
-        line.cut(nxt)
-        t = nxt
+    for t in cap_cuts(snap):
+        line.cut(t)
     out: list[Assignment] = []
     unplaced = False
     for job in jobs:
@@ -256,12 +319,13 @@ def serial_search(
     deadline: float,
     timer: Callable[[], float],
     seed: int = 0,
+    decoder: SerialDecoder | None = None,
 ) -> tuple[int, int]:
     """The serial decoder's part of the search, until ``deadline``: PRB's ``order`` and the
     incumbent's list (its start order when it has none) decoded serially, then swaps of two
     jobs at most ``SWAP_REACH`` apart in the better of the two lists, a swap kept when its
-    serial schedule is better. Each schedule goes to ``consider``. Returns ``(decodes, swaps
-    kept)``."""
+    serial schedule is better. Each schedule goes to ``consider``; ``decoder``: the compiled
+    decode of this snapshot. Returns ``(decodes, swaps kept)``."""
     by_id = {j.id: j for j in order}
     ids = best.order or [a.job_id for a in sorted(best.assignments, key=lambda a: a.start)]
     own = [by_id[i] for i in ids if i in by_id]
@@ -271,7 +335,8 @@ def serial_search(
     current_obj = math.inf
     tries = wins = 0
     for name, jobs in (("serial-prb", list(order)), ("serial-best", own)):
-        cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer)
+        cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer,
+                               decoder=decoder)  # fmt: skip
         if cand is None:
             return tries, wins
         tries += 1
@@ -285,9 +350,8 @@ def serial_search(
         j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
         cand_list = current.copy()
         cand_list[i], cand_list[j] = cand_list[j], cand_list[i]
-        cand = serial_schedule(
-            snap, cache, cand_list, source="serial-swap", deadline=deadline, timer=timer
-        )
+        cand = serial_schedule(snap, cache, cand_list, source="serial-swap",
+                               deadline=deadline, timer=timer, decoder=decoder)  # fmt: skip
         if cand is None:
             break
         tries += 1
@@ -296,3 +360,20 @@ def serial_search(
             wins += 1
             consider(cand)
     return tries, wins
+
+
+_warm = False
+
+
+def warm() -> None:
+    """Load the compiled decodes now, list (:func:`.decode.warm`) and serial: a toy decode of
+    each once per process, so that a search's budget does not pay for it."""
+    global _warm
+    if _warm:
+        return
+    decode_warm()
+    node = Node("w0", Resources(cores=2, mem_mb=1024), NodePowerModel(first_core_w=1.0))
+    job = Job("w", 0, 10, 1, Resources(cores=1, mem_mb=1), unit_power_w=1.5)
+    snap = Snapshot(0, (node,), (), (job,), PowerCap.constant(1000.0))
+    SerialDecoder(ListDecoder(snap, StateCache())).schedule([job], "warm")
+    _warm = True

@@ -10,13 +10,21 @@ import itertools
 import math
 from dataclasses import replace
 
+import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
 from tests.hybrid.test_decode import instances
+from wattsched.scheduler.hybrid import serial_kernel
+from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
-from wattsched.scheduler.hybrid.serial import serial_schedule, serial_search
-from wattsched.scheduler.hybrid.synthetic import eurora_like_nodes
+from wattsched.scheduler.hybrid.serial import (
+    BOUND_SLACK_W,
+    SerialDecoder,
+    serial_schedule,
+    serial_search,
+)
+from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.listsched import live_end
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, PowerCap, Resources, Snapshot
@@ -55,6 +63,57 @@ def test_serial_schedules_are_feasible(case: tuple[Snapshot, list[list[Job]]]) -
                 for a in placed.values()]  # fmt: skip
         assert all(a.start >= snap.time for a in placed.values())
         assert validate_schedule(snap.nodes, runs + done, snap.cap) == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_the_compiled_serial_decode_is_the_python_one(
+    case: tuple[Snapshot, list[list[Job]]],
+) -> None:
+    """The same assignments (jobs, starts, nodes, in order) and objective, to the unit."""
+    snap, lists = case
+    cache = StateCache()
+    decoder = SerialDecoder(ListDecoder(snap, cache))
+    assert decoder.compiled  # whole-watt node models and first cores: the compiled path
+    for jobs in lists:
+        expected = serial_schedule(snap, StateCache(), jobs, source="s")
+        assert decoder.schedule(jobs, "s") == expected
+        assert serial_schedule(snap, cache, jobs, source="s", decoder=decoder) == expected
+
+
+def test_the_compiled_serial_decode_on_eurora_like_instances() -> None:
+    """Seeded: 60-job instances at three caps and a cap step, 10 noisy orders each."""
+    nodes = tuple(eurora_like_nodes(8))
+    caps = (PowerCap.constant(900.0), PowerCap.constant(1500.0), PowerCap.constant(math.inf),
+            PowerCap(((0, 1500.0), (4000, 700.0), (20000, 1200.0))))  # fmt: skip
+    for seed in range(2):
+        jobs = tuple(eurora_like_jobs(60, seed))
+        for cap in caps:
+            snap = Snapshot(0, nodes, (), jobs, cap)
+            decoder = SerialDecoder(ListDecoder(snap, StateCache()))
+            assert decoder.compiled
+            rng = np.random.default_rng(seed)
+            for _ in range(10):
+                order = [jobs[i] for i in rng.permutation(len(jobs))]
+                expected = serial_schedule(snap, StateCache(), order, source="r")
+                assert decoder.schedule(order, "r") == expected
+
+
+def test_the_serial_decoder_falls_back_to_python_off_the_exact_path() -> None:
+    """A fractional first core: the list decode is not compiled, nor the serial one."""
+    nodes = tuple(
+        replace(n, power=replace(n.power, first_core_w=7.25)) for n in eurora_like_nodes(4)
+    )
+    jobs = tuple(eurora_like_jobs(20, 3))
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.constant(700.0))
+    decoder = SerialDecoder(ListDecoder(snap, StateCache()))
+    assert not decoder.compiled
+    expected = serial_schedule(snap, StateCache(), list(jobs), source="f")
+    assert decoder.schedule(list(jobs), "f") == expected
+
+
+def test_the_kernel_keeps_the_python_bound_slack() -> None:
+    assert serial_kernel.BOUND_SLACK_W == BOUND_SLACK_W
 
 
 def test_a_wide_job_keeps_its_slot() -> None:
