@@ -280,8 +280,10 @@ def hybrid_search(
         if obj_max < 0:
             break
     if use_lns and timer() < deadline - 0.1:
+        polish = params.serial_polish if params.serial > 0 else 0.0
+        lns_end = deadline - polish * max(deadline - timer(), 0.0)
         figures = lns(
-            snap, cache, problem, doable, rank, deadline=deadline, timer=timer,
+            snap, cache, problem, doable, rank, deadline=lns_end, timer=timer,
             incumbent=lambda: best, consider=consider, window=params.lns_window,
             slice_s=params.lns_time_s, workers=params.workers, seed=params.seed,
             conflicts=params.lns_conflicts, serial=params.cp_serial, decoder=decoder,
@@ -295,6 +297,12 @@ def hybrid_search(
                 seed=params.seed + 1, own_list=params.own_list, restarts=0.0,
             )  # fmt: skip
             extra.update(ls_tries_after=tries, ls_wins_after=wins)
+        if polish and timer() < deadline - 0.01:  # serial swaps in the final incumbent's list
+            tries, wins = serial_search(
+                snap, cache, order, best, consider, deadline=deadline, timer=timer,
+                seed=params.seed + 2, decoder=sdecoder, polish=True,
+            )  # fmt: skip
+            extra.update(polish_tries=tries, polish_wins=wins)
     if last is not None:
         extra["cp_objective"] = float(last.objective or 0.0)
     extra["solves"] = solves

@@ -320,12 +320,15 @@ def serial_search(
     timer: Callable[[], float],
     seed: int = 0,
     decoder: SerialDecoder | None = None,
+    polish: bool = False,
 ) -> tuple[int, int]:
     """The serial decoder's part of the search, until ``deadline``: PRB's ``order`` and the
     incumbent's list (its start order when it has none) decoded serially, then swaps of two
     jobs at most ``SWAP_REACH`` apart in the better of the two lists, a swap kept when its
     serial schedule is better. Each schedule goes to ``consider``; ``decoder``: the compiled
-    decode of this snapshot. Returns ``(decodes, swaps kept)``."""
+    decode of this snapshot. ``polish``: the incumbent's list only, the sources named after
+    the incumbent's (``lnsc7-serial+serial-swap``: swaps that refined an LNS move's
+    schedule). Returns ``(decodes, swaps kept)``."""
     by_id = {j.id: j for j in order}
     ids = best.order or [a.job_id for a in sorted(best.assignments, key=lambda a: a.start)]
     own = [by_id[i] for i in ids if i in by_id]
@@ -334,7 +337,10 @@ def serial_search(
     current: list[Job] = []
     current_obj = math.inf
     tries = wins = 0
-    for name, jobs in (("serial-prb", list(order)), ("serial-best", own)):
+    prefix = f"{best.source}+serial" if polish else "serial"
+    starts = [(f"{prefix}-best", own)] if polish else [("serial-prb", list(order)),
+                                                       ("serial-best", own)]  # fmt: skip
+    for name, jobs in starts:
         cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer,
                                decoder=decoder)  # fmt: skip
         if cand is None:
@@ -350,7 +356,7 @@ def serial_search(
         j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
         cand_list = current.copy()
         cand_list[i], cand_list[j] = cand_list[j], cand_list[i]
-        cand = serial_schedule(snap, cache, cand_list, source="serial-swap",
+        cand = serial_schedule(snap, cache, cand_list, source=f"{prefix}-swap",
                                deadline=deadline, timer=timer, decoder=decoder)  # fmt: skip
         if cand is None:
             break

@@ -193,3 +193,25 @@ def test_cp_solutions_are_decoded_serially_with_cp_serial() -> None:
     off = hybrid_search(snap, StateCache(), replace(params, cp_serial=False))
     assert "cp1-mapper" in [s for s, _ in off.history]
     assert not any(s.endswith("-serial") for s, _ in off.history)
+
+
+def test_serial_polish_keeps_time_after_the_lns_for_serial_swaps() -> None:
+    """With ``serial_polish`` the LNS stops early and serial swaps run in the final
+    incumbent's list; the search's best is never worse than what it saw."""
+    nodes = tuple(eurora_like_nodes(8))
+    jobs = tuple(eurora_like_jobs(40, 5))
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.constant(1500.0))
+    params = SearchParams(budget_s=1.2, workers=1, local_search=0.1, serial=0.1,
+                          cp_serial=True, lns_time_s=0.05, lower_bound="none",
+                          serial_polish=0.3)  # fmt: skip
+    out = hybrid_search(snap, StateCache(), params)
+    extra = out.stats.extra
+    assert int(extra["polish_tries"]) >= 1  # the incumbent's list at least
+    polished = [src for src, _ in out.history if "+serial-" in src]
+    assert polished and all(src.split("+")[0] != "serial" for src in polished)
+    assert int(extra["lns_moves"]) >= 1
+    assert out.best.objective <= min(o for _, o in out.history)
+    off = hybrid_search(snap, StateCache(), replace(params, serial_polish=0.0))
+    assert "polish_tries" not in off.stats.extra
+    no_serial = hybrid_search(snap, StateCache(), replace(params, serial=0.0))
+    assert "polish_tries" not in no_serial.stats.extra  # the polish needs the serial decoder
