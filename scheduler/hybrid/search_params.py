@@ -45,11 +45,15 @@ class TimeoutPolicy:
             raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
 
 
-SERIAL = {"offline": 0.05}
-"""The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; the serial
-decoder is pure Python and a work clock does not count it). Offline a small share: PRB's
-order and the incumbent's list decoded serially and a few swaps; the serial scheme's larger
-part is decoding the CP's solutions (``cp_serial``, on with it)."""
+SERIAL = {"offline": 0.2}
+"""The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; a work clock
+does not count the serial decodes). Offline: PRB's order and the incumbent's list decoded
+serially and swaps (hundreds since the decoder is compiled); the CP's solutions are decoded
+serially too (``cp_serial``, on with it)."""
+POLISH = {"offline": 0.3}
+"""The dispatcher's default ``SearchParams.serial_polish`` per mode, with the serial decoder:
+offline 0.3 of the time left when the LNS starts goes to serial swaps in the final
+incumbent's list (``bench/results/hybrid_eurora.md``, "Session 49")."""
 LOCAL_SEARCH = {"offline": 0.15, "online": 0.5}
 """The dispatcher's default ``SearchParams.local_search`` per mode. Offline most of the
 budget goes to the CP's moves, each decoded serially (``bench/results/hybrid_eurora.md``,
@@ -58,10 +62,12 @@ budget goes to the CP's moves, each decoded serially (``bench/results/hybrid_eur
 
 def mode_shares(mode: str, local_search: float | None, serial: float | None) -> dict[str, Any]:
     """``SearchParams`` keywords for the dispatcher's ``mode``: ``local_search`` and ``serial``
-    as given, else the mode's defaults; ``cp_serial`` on with the serial decoder."""
+    as given, else the mode's defaults; ``cp_serial`` on with the serial decoder, and the
+    mode's ``serial_polish``."""
     share = SERIAL.get(mode, 0.0) if serial is None else serial
     ls = LOCAL_SEARCH.get(mode, 0.5) if local_search is None else local_search
-    return {"local_search": ls, "serial": share, "cp_serial": share > 0}
+    polish = POLISH.get(mode, 0.0) if share > 0 else 0.0
+    return {"local_search": ls, "serial": share, "cp_serial": share > 0, "serial_polish": polish}
 
 
 @dataclass(frozen=True, slots=True)
