@@ -163,31 +163,37 @@ class ListDecoder:
         if not self.compiled:
             return map_schedule(self.snap, self.cache, jobs, release=None, source=source)
         perm = self.perm(jobs)
-        start, seq, placed, pool_i, pool_c, plen = self._run(perm)
-        return MappedSchedule(
-            assignments=self.assignments(start, seq[:placed], pool_i, pool_c, plen),
-            objective=float(mean_weighted_wait(perm, start, self.weight, self.submit)),
-            conflicts=(),
-            postponed=0,
-            source=source,
-            order=tuple(j.id for j in jobs),
-        )
+        out = self._run(perm)
+        return self.mapped(perm, out, source, tuple(j.id for j in jobs))
 
-    def assignments(
-        self, start: IntArray, seq: IntArray, pool_i: IntArray, pool_c: IntArray, plen: IntArray
-    ) -> tuple[Assignment, ...]:
-        """The assignments of the entities ``seq`` (in that order) from a kernel's output."""
+    def mapped(
+        self,
+        perm: IntArray,
+        out: tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray],
+        source: str,
+        order: tuple[str, ...] = (),
+    ) -> MappedSchedule:
+        """The schedule of a kernel's output ``(start, seq, placed, pool_i, pool_c, plen)``
+        for the entities ``perm``."""
+        start, seq, placed, pool_i, pool_c, plen = out
         names, r = self.names, self.n_running
-        out = []
-        for e in seq.tolist():
+        assigned = []
+        for e in seq[:placed].tolist():
             lo = int(self.ptr[e])
             nodes: list[str] = []
             for i, c in zip(
                 pool_i[lo : lo + plen[e]].tolist(), pool_c[lo : lo + plen[e]].tolist(), strict=True
             ):
                 nodes.extend([names[i]] * c)
-            out.append(Assignment(self.jobs[e - r].id, int(start[e]), tuple(nodes)))
-        return tuple(out)
+            assigned.append(Assignment(self.jobs[e - r].id, int(start[e]), tuple(nodes)))
+        return MappedSchedule(
+            assignments=tuple(assigned),
+            objective=float(mean_weighted_wait(perm, start, self.weight, self.submit)),
+            conflicts=(),
+            postponed=0,
+            source=source,
+            order=order,
+        )
 
 
 _warm = False

@@ -151,6 +151,7 @@ def hybrid_search(
         tries, wins = serial_search(
             snap, cache, order, best, consider, deadline=serial_end, timer=timer,
             seed=params.seed, decoder=sdecoder,
+            lists=wspt_orders(order, max_ewt) if params.orderings else (),
         )  # fmt: skip
         extra.update(serial_tries=tries, serial_wins=wins)
     cuts: list[Cut] = []

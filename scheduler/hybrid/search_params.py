@@ -45,11 +45,11 @@ class TimeoutPolicy:
             raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
 
 
-SERIAL = {"offline": 0.2}
+SERIAL = {"offline": 0.1}
 """The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; a work clock
-does not count the serial decodes). Offline: PRB's order and the incumbent's list decoded
-serially and swaps (hundreds since the decoder is compiled); the CP's solutions are decoded
-serially too (``cp_serial``, on with it)."""
+does not count the serial decodes). Offline: PRB's order, the orderings and the incumbent's
+list decoded serially and swaps (hundreds since the decoder is compiled); the CP's
+solutions are decoded serially too (``cp_serial``, on with it)."""
 POLISH = {"offline": 0.3}
 """The dispatcher's default ``SearchParams.serial_polish`` per mode, with the serial decoder:
 offline 0.3 of the time left when the LNS starts goes to serial swaps in the final
@@ -91,7 +91,8 @@ class SearchParams:
     """Double the limit of a solve that found nothing (offline policy)."""
     timeout_policy: TimeoutPolicy = field(default_factory=TimeoutPolicy)
     orderings: bool = True
-    """Also list-schedule under other priority orderings (cheap, real candidates)."""
+    """Also list-schedule under other priority orderings (cheap, real candidates), and with
+    ``serial`` decode them serially too."""
     lns: bool = True
     """Spend what is left of the budget on large-neighbourhood moves (see :func:`_lns`)."""
     lns_window: int = 32

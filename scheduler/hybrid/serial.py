@@ -35,7 +35,6 @@ import numpy as np
 
 from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.decode import warm as decode_warm
-from wattsched.scheduler.hybrid.decode_kernel import mean_weighted_wait
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.serial_kernel import serial_decode
@@ -218,20 +217,14 @@ class SerialDecoder:
             return out
         perm = d.perm(jobs)
         s, a = d.state, d.state.arrays
-        start, seq, placed, pool_i, pool_c, plen = serial_decode(
+        out = serial_decode(
             perm, s.free, s.busy_units, s.held_whole, s.exclusive_jobs, s.power_w, d.snap.time,
             self.cuts, a.usable, a.capacity, a.efficiency, a.first_core_w, a.has_first_core,
             d.cap_t, d.cap_w, d.req, d.nz, d.nnz, d.units, d.walltime, d.flat_w, d.node_w,
             d.min_w, d.rule, d.exclusive, d.ends0, d.ptr, d.pool_i, d.pool_c, d.plen0,
             d.n_running,
         )  # fmt: skip
-        return MappedSchedule(
-            assignments=d.assignments(start, seq[:placed], pool_i, pool_c, plen),
-            objective=float(mean_weighted_wait(perm, start, d.weight, d.submit)),
-            conflicts=(),
-            postponed=0,
-            source=source,
-        )
+        return d.mapped(perm, out, source)
 
 
 def serial_schedule(
@@ -321,14 +314,16 @@ def serial_search(
     seed: int = 0,
     decoder: SerialDecoder | None = None,
     polish: bool = False,
+    lists: Sequence[tuple[str, Sequence[Job]]] = (),
 ) -> tuple[int, int]:
-    """The serial decoder's part of the search, until ``deadline``: PRB's ``order`` and the
-    incumbent's list (its start order when it has none) decoded serially, then swaps of two
-    jobs at most ``SWAP_REACH`` apart in the better of the two lists, a swap kept when its
-    serial schedule is better. Each schedule goes to ``consider``; ``decoder``: the compiled
-    decode of this snapshot. ``polish``: the incumbent's list only, the sources named after
-    the incumbent's (``lnsc7-serial+serial-swap``: swaps that refined an LNS move's
-    schedule). Returns ``(decodes, swaps kept)``."""
+    """The serial decoder's part of the search, until ``deadline``: PRB's ``order``, the
+    incumbent's list (its start order when it has none) and the named ``lists`` (sources
+    ``serial-NAME``) decoded serially, then swaps of two jobs at most ``SWAP_REACH`` apart in
+    the best of those lists, a swap kept when its serial schedule is better. Each schedule
+    goes to ``consider``; ``decoder``: the compiled decode of this snapshot. ``polish``: the
+    incumbent's list only, the sources named after the incumbent's
+    (``lnsc7-serial+serial-swap``: swaps that refined an LNS move's schedule). Returns
+    ``(decodes, swaps kept)``."""
     by_id = {j.id: j for j in order}
     ids = best.order or [a.job_id for a in sorted(best.assignments, key=lambda a: a.start)]
     own = [by_id[i] for i in ids if i in by_id]
@@ -340,6 +335,7 @@ def serial_search(
     prefix = f"{best.source}+serial" if polish else "serial"
     starts = [(f"{prefix}-best", own)] if polish else [("serial-prb", list(order)),
                                                        ("serial-best", own)]  # fmt: skip
+    starts += [(f"serial-{name}", list(jobs)) for name, jobs in lists]
     for name, jobs in starts:
         cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer,
                                decoder=decoder)  # fmt: skip

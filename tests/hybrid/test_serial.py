@@ -146,8 +146,14 @@ def test_the_search_considers_the_serial_schedules() -> None:
     seen = dict(out.history)
     assert "serial-prb" in seen and "serial-best" in seen
     assert out.best.objective <= min(seen["serial-prb"], seen["serial-best"])
+    assert not any(s in seen for s in ("serial-wspt", "serial-wsdf", "serial-wsef"))
     off = hybrid_search(snap, StateCache(), replace(params, serial=0.0))
     assert not any(s.startswith("serial") for s, _ in off.history)
+    # With the orderings on, the serial search decodes them too, as starting lists.
+    both = hybrid_search(snap, StateCache(), replace(params, orderings=True))
+    seen = dict(both.history)
+    assert {"wspt", "serial-wspt", "serial-wsdf", "serial-wsef"} <= seen.keys()
+    assert both.best.objective <= min(seen["serial-wspt"], seen["serial-wsef"])
 
 
 def test_a_serial_decode_past_its_deadline_gives_up() -> None:
