@@ -126,9 +126,10 @@ class SearchParams:
     serial: float = 0.0
     """Share of the budget left after the local search spent on the serial decoder
     (:mod:`.serial`: each job at the earliest time it fits beside those before it): PRB's
-    order and the incumbent's list decoded serially, then swaps in the better of the two
-    lists; 0: none. Compiled where the list decode is (1-9 ms a decode on 200 jobs), in
-    Python otherwise; not charged to a :class:`.workclock.WorkClock`: offline only."""
+    order, the incumbent's list and (with ``orderings``) the orderings decoded serially, then
+    swaps in the best of those lists; 0: none. Compiled where the list decode is (1-9 ms a
+    decode on 200 jobs), in Python otherwise; not charged to a
+    :class:`.workclock.WorkClock`: offline only."""
     serial_polish: float = 0.0
     """With LNS and ``serial``: share of the time left when the LNS starts kept for serial
     swaps in the final incumbent's list (:func:`.serial.serial_search`); 0: none."""
