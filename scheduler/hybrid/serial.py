@@ -37,7 +37,7 @@ from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.decode import warm as decode_warm
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
-from wattsched.scheduler.hybrid.serial_kernel import serial_decode
+from wattsched.scheduler.hybrid.serial_kernel import BOUND_SLACK_W, serial_decode
 from wattsched.scheduler.listsched import live_end
 from wattsched.scheduler.mapper import ClusterState, StateCache
 from wattsched.scheduler.model import (
@@ -56,8 +56,6 @@ MAX_CAP_CHANGES = 1000
 """Cap changes cut into segments at most (a cap schedule is a few steps a day)."""
 SWAP_REACH = 20
 """How far apart in the list two jobs a swap exchanges may be."""
-BOUND_SLACK_W = 1e-6
-"""Kept below the cap by the power bound of :func:`_power_fits` (sums in another order)."""
 
 
 def _power_fits(

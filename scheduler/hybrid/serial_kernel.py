@@ -24,7 +24,8 @@ from wattsched.scheduler.pass_kernels import efficiency_load_order
 
 _NO_LIMIT = np.zeros(0, dtype=np.int64)
 BOUND_SLACK_W = 1e-6
-"""As :data:`.serial.BOUND_SLACK_W` (kept equal by a test)."""
+"""Kept below the cap by the power bound of :func:`.serial._power_fits` and of the kernel (sums
+in another order)."""
 
 
 @njit(cache=True, nogil=True)

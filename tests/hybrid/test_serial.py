@@ -14,12 +14,10 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
 from tests.hybrid.test_decode import instances
-from wattsched.scheduler.hybrid import serial_kernel
 from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.hybrid.serial import (
-    BOUND_SLACK_W,
     SerialDecoder,
     serial_schedule,
     serial_search,
@@ -110,10 +108,6 @@ def test_the_serial_decoder_falls_back_to_python_off_the_exact_path() -> None:
     assert not decoder.compiled
     expected = serial_schedule(snap, StateCache(), list(jobs), source="f")
     assert decoder.schedule(list(jobs), "f") == expected
-
-
-def test_the_kernel_keeps_the_python_bound_slack() -> None:
-    assert serial_kernel.BOUND_SLACK_W == BOUND_SLACK_W
 
 
 def test_a_wide_job_keeps_its_slot() -> None:
