@@ -272,6 +272,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                               "rollout": args.online_rollout,
                               "hold_margin": args.online_hold_margin,
                               "margin": args.online_margin}  # fmt: skip
+                    if args.online_serial is not None:  # absent: the dispatcher's default
+                        params["serial"] = row["serial"] = args.online_serial
                     row.update({k: params[k] for k in REAL_ONLINE_ROW})
                     row.update(real_mode="online", cold_prior=args.real_cold_prior,
                                prior_jobs=len(earlier))  # fmt: skip
@@ -369,6 +371,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
             row["min_runs"] = args.online_min_runs
         if args.online_local_search is not None:  # absent: the dispatcher's default then
             row["local_search"] = args.online_local_search
+        if args.online_serial is not None:  # absent: the dispatcher's default then (none)
+            row["serial"] = args.online_serial
         if args.online_urgent == "on" and args.online_urgent_wait:  # absent: every urgent job
             row["urgent_wait"] = args.online_urgent_wait
         if args.online_spread is not None:  # absent: the predictor's default then (the mean)
@@ -412,6 +416,8 @@ def online(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["deterministic"] = args.online_deterministic == "on"
                     if args.online_local_search is not None:
                         params["local_search"] = args.online_local_search
+                    if args.online_serial is not None:
+                        params["serial"] = args.online_serial
                 if name == "hybrid" and args.online_predict == "off":
                     params["predictor"] = False  # walltimes (online, the default learns)
                 elif name == "hybrid":
@@ -768,6 +774,14 @@ def main() -> None:
         default=None,
         help="online: the share of a search's budget the priority-list local search takes "
         "before CP-SAT (HybridDispatcher local_search; default: the dispatcher's, 0.5)",
+    )
+    ap.add_argument(
+        "--online-serial",
+        type=float,
+        default=None,
+        help="online, and real protocol with --real-mode online: the share of what the local "
+        "search leaves that the serial decoder takes (HybridDispatcher serial; default: the "
+        "dispatcher's, none online)",
     )
     ap.add_argument(
         "--online-urgent", choices=("on", "off"), default="off",

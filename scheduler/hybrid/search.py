@@ -116,7 +116,7 @@ def hybrid_search(
     decoder = ListDecoder(snap, cache)
     sdecoder = SerialDecoder(decoder)
     if isinstance(timer, WorkClock):
-        timer.meter(lambda: decoder.ops, DECODE_STEP_S)
+        timer.meter(lambda: decoder.ops + sdecoder.ops, DECODE_STEP_S)
     best = prb
     history: list[tuple[str, float]] = [("prb", prb.objective)]
     max_ewt = snap.max_ewt()

@@ -46,8 +46,8 @@ class TimeoutPolicy:
 
 
 SERIAL = {"offline": 0.1}
-"""The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; a work clock
-does not count the serial decodes). Offline: PRB's order, the orderings and the incumbent's
+"""The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none; the work clock
+counts its steps as the list decode's, session 50). Offline: PRB's order, the orderings and the incumbent's
 list decoded serially and swaps (hundreds since the decoder is compiled); the CP's
 solutions are decoded serially too (``cp_serial``, on with it)."""
 POLISH = {"offline": 0.3}

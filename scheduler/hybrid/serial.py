@@ -205,6 +205,8 @@ class SerialDecoder:
         self.decoder = decoder
         self.compiled = decoder.compiled and len(decoder.jobs) == len(decoder.snap.queued)
         self.cuts = np.array(cap_cuts(decoder.snap), dtype=np.int64)
+        self.ops = 0
+        """Steps of the compiled decodes so far (:meth:`.workclock.WorkClock.meter`)."""
 
     def schedule(self, jobs: Sequence[Job], source: str) -> MappedSchedule:
         """The serial schedule of ``jobs`` (every job of the list must be queued)."""
@@ -222,7 +224,8 @@ class SerialDecoder:
             d.min_w, d.rule, d.exclusive, d.ends0, d.ptr, d.pool_i, d.pool_c, d.plen0,
             d.n_running,
         )  # fmt: skip
-        return d.mapped(perm, out, source)
+        self.ops += out[6]
+        return d.mapped(perm, out[:6], source)
 
 
 def serial_schedule(

@@ -126,12 +126,14 @@ def serial_decode(
     pool0_c: IntArray,
     plen0: IntArray,
     n_running: int,
-) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray]:
+) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray, int]:
     """The serial schedule of the waiting entities ``perm`` (in list order) from ``t0``.
 
     The running entities (rows ``0..n_running-1``) give their room back at ``ends0``; then
     the timeline is cut at each of ``cuts`` (the cap's changes). Returns ``(start, seq,
-    placed, pool_i, pool_c, plen)`` as :func:`.decode_kernel.list_decode` (no ``ops``).
+    placed, pool_i, pool_c, plen, ops)`` as :func:`.decode_kernel.list_decode`: ``ops``
+    counts the steps (a segment checked, a node's entry of a merge, a fit or a commit), the
+    work clock's measure of a decode (:data:`.workclock.SERIAL_STEP_S`).
     """
     n_ent = units.shape[0]
     n_nodes = free0.shape[0]
@@ -197,6 +199,7 @@ def serial_decode(
     start = np.full(n_ent, -1, np.int64)
     seq = np.empty(perm.shape[0], np.int64)
     placed = 0
+    ops = n_ent + n_nodes * (n_running + cuts.shape[0])
     for a in range(perm.shape[0]):
         e = perm[a]
         wall = walltime[e]
@@ -211,6 +214,7 @@ def serial_decode(
             k = np.searchsorted(seg_t[:n_seg], t + wall)
             if clear < i:
                 clear = i
+            ops += 1 + max(k - clear, 0)
             while clear < k:
                 s = seg_slot[clear]
                 if (
@@ -226,6 +230,7 @@ def serial_decode(
                 i = clear + 1  # no start up to that segment can fit
                 continue
             limit = _min_over(cap_t, cap_w, t, t + wall)
+            ops += width
             if k - i == 1:
                 s = seg_slot[i]
                 mfree[:] = sfree[s]
@@ -239,6 +244,7 @@ def serial_decode(
                     lo_w = mid = hi = i
                 while lo_w < i:
                     if lo_w == mid:  # the front is empty: the back becomes it
+                        ops += (hi - mid) * width
                         for q in range(hi - 1, mid - 1, -1):
                             _pack(seg_slot[q], vec, sfree, sbusy, sheld, sexcl, spow)
                             if q == hi - 1:
@@ -248,6 +254,7 @@ def serial_decode(
                                     fsuf[q, x] = min(fsuf[q + 1, x], vec[x])
                         mid = hi
                     lo_w += 1
+                ops += (k - hi) * width if hi < k else 0
                 while hi < k:
                     _pack(seg_slot[hi], vec, sfree, sbusy, sheld, sexcl, spow)
                     if hi == mid:
@@ -288,6 +295,7 @@ def serial_decode(
             ):
                 i += 1
                 continue
+            ops += 2 * n_nodes
             efficiency_load_order(mfree, capacity, efficiency, order)
             take, counts = first_fit(mfree, req[e], nz[e, : nnz[e]], usable, order, units[e],
                                      _NO_LIMIT, False, mheld, mbusy, mexcl > 0, exclusive[e],
@@ -320,6 +328,7 @@ def serial_decode(
                 ok = True
                 break
             ok = True
+            ops += k - i
             for q in range(i, k):
                 s = seg_slot[q]
                 if spow[s] + _watts(e, flat_w, node_w, units, pool_i, pool_c, lo, m, sbusy[s],
@@ -337,6 +346,7 @@ def serial_decode(
         t = seg_t[i]
         j, n_seg, n_slots = _cut(t + wall, n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
                                  sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
+        ops += (j - i) * m + n_seg - j
         for q in range(i, j):
             s = seg_slot[q]
             delta = _watts(e, flat_w, node_w, units, pool_i, pool_c, lo, m, sbusy[s],
@@ -356,4 +366,4 @@ def serial_decode(
         start[e] = t
         seq[placed] = e
         placed += 1
-    return start, seq, placed, pool_i, pool_c, plen
+    return start, seq, placed, pool_i, pool_c, plen, ops

@@ -32,7 +32,9 @@ import time
 from collections.abc import Callable
 
 DECODE_STEP_S = 3.5e-9
-"""Cost of one step of a compiled decode (:attr:`.ListDecoder.ops`)."""
+"""Cost of one step of a compiled decode (:attr:`.ListDecoder.ops`, and
+:attr:`.SerialDecoder.ops`: 2.8-4.5 ns a step from 2 to 400 queued jobs, median 3.3, on the
+same machine, session 50)."""
 READ_BASE_S = 12e-6
 """Cost of one read of the clock, whatever the queue (the loop around a decode)."""
 READ_PER_JOB_S = 0.78e-6
