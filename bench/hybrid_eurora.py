@@ -283,6 +283,8 @@ def offline(args: argparse.Namespace) -> list[dict[str, Any]]:
                     params["scenario_kinds"] = args.scenario_kinds
                     row["prior"] = "earlier" if prior is earlier else "uniform"
                     row["prior_jobs"] = len(earlier)
+                if protocol == "real" and args.real_twin_power == "off" and not online_mode:
+                    params["twin_power"] = row["twin_power"] = False  # absent: True
                 if protocol == "real" and args.research is not None and not online_mode:
                     params["research"] = args.research
                 if protocol == "real" and args.predict != "off":
@@ -632,7 +634,7 @@ def main() -> None:
         "--real-twin-power",
         choices=("on", "off"),
         default="on",
-        help="real protocol, --real-mode online: jobs alike but for their power estimates "
+        help="real protocol: jobs alike but for their power estimates "
         "are not twins ('on'), or are, and start in PRB's order ('off')",
     )
     ap.add_argument(
