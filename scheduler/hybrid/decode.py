@@ -39,6 +39,9 @@ from wattsched.scheduler.model import (
 )
 from wattsched.scheduler.node_arrays import FloatArray, IntArray, JobVec
 
+KernelOut = tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray]
+"""A compiled decode's ``(start, seq, placed, pool_i, pool_c, plen)``."""
+
 _RULE = {Placement.FREE: RULE_FREE, Placement.SCATTER: RULE_SCATTER, Placement.PACK: RULE_PACK}
 
 
@@ -137,7 +140,7 @@ class ListDecoder:
         index, r = self.index, self.n_running
         return np.array([index[j.id] + r for j in jobs], dtype=np.int64)
 
-    def _run(self, perm: IntArray) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray]:
+    def _run(self, perm: IntArray) -> KernelOut:
         s, a = self.state, self.state.arrays
         start, seq, placed, pool_i, pool_c, plen, ops = list_decode(
             perm, self.snap.time, s.free, s.busy_units, s.held_whole, s.power_w, a.usable,
@@ -169,7 +172,7 @@ class ListDecoder:
     def mapped(
         self,
         perm: IntArray,
-        out: tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray],
+        out: KernelOut,
         source: str,
         order: tuple[str, ...] = (),
     ) -> MappedSchedule:

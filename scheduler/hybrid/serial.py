@@ -33,8 +33,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from wattsched.scheduler.hybrid.decode import ListDecoder
+from wattsched.scheduler.hybrid.decode import KernelOut, ListDecoder
 from wattsched.scheduler.hybrid.decode import warm as decode_warm
+from wattsched.scheduler.hybrid.decode_kernel import mean_weighted_wait
 from wattsched.scheduler.hybrid.mapping import MappedSchedule
 from wattsched.scheduler.hybrid.problem import weighted_queue_time
 from wattsched.scheduler.hybrid.serial_kernel import BOUND_SLACK_W, serial_decode
@@ -216,6 +217,13 @@ class SerialDecoder:
             assert out is not None  # no deadline
             return out
         perm = d.perm(jobs)
+        return d.mapped(perm, self.run(perm)[1], source)
+
+    def run(self, perm: IntArray) -> tuple[float, KernelOut]:
+        """The compiled serial decode of the entity rows ``perm`` (:meth:`.ListDecoder.perm`):
+        its objective (summed in ``perm``'s order, as :meth:`schedule`'s) and the kernel's
+        output, for :meth:`.ListDecoder.mapped`."""
+        d = self.decoder
         s, a = d.state, d.state.arrays
         out = serial_decode(
             perm, s.free, s.busy_units, s.held_whole, s.exclusive_jobs, s.power_w, d.snap.time,
@@ -225,7 +233,8 @@ class SerialDecoder:
             d.n_running,
         )  # fmt: skip
         self.ops += out[6]
-        return d.mapped(perm, out[:6], source)
+        objective = float(mean_weighted_wait(perm, out[0], d.weight, d.submit))
+        return objective, out[:6]
 
 
 def serial_schedule(
@@ -348,6 +357,20 @@ def serial_search(
             current, current_obj = jobs, cand.objective
     rng = np.random.default_rng(seed)
     n = len(current)
+    if decoder is not None and decoder.compiled:  # on the entity rows: a schedule if it wins
+        perm = decoder.decoder.perm(current)
+        while n > 1 and timer() < deadline:
+            i = int(rng.integers(0, n - 1))
+            j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
+            cand_perm = perm.copy()
+            cand_perm[i], cand_perm[j] = cand_perm[j], cand_perm[i]
+            objective, out = decoder.run(cand_perm)
+            tries += 1
+            if objective < current_obj:
+                perm, current_obj = cand_perm, objective
+                wins += 1
+                consider(decoder.decoder.mapped(cand_perm, out, f"{prefix}-swap"))
+        return tries, wins
     while n > 1 and timer() < deadline:
         i = int(rng.integers(0, n - 1))
         j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))

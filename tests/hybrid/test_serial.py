@@ -18,6 +18,7 @@ from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
 from wattsched.scheduler.hybrid.serial import (
+    SWAP_REACH,
     SerialDecoder,
     serial_schedule,
     serial_search,
@@ -215,3 +216,39 @@ def test_serial_polish_keeps_time_after_the_lns_for_serial_swaps() -> None:
     assert "polish_tries" not in off.stats.extra
     no_serial = hybrid_search(snap, StateCache(), replace(params, serial=0.0))
     assert "polish_tries" not in no_serial.stats.extra  # the polish needs the serial decoder
+
+
+def test_the_compiled_swaps_are_the_python_decoders_swaps() -> None:
+    """``serial_search``'s swaps on the compiled decoder's entity rows keep the very swaps
+    (and schedules) that Job lists decoded in Python keep, draw for draw."""
+    nodes = tuple(eurora_like_nodes(8))
+    jobs = tuple(eurora_like_jobs(40, 9))
+    snap = Snapshot(0, nodes, (), jobs, PowerCap.constant(1500.0))
+    cache = StateCache()
+    decoder = SerialDecoder(ListDecoder(snap, cache))
+    assert decoder.compiled
+    order = list(jobs)
+    start = serial_schedule(snap, cache, order, source="s")
+    assert start is not None
+    start = replace(start, order=tuple(j.id for j in order))
+    # The reference: the swaps drawn as serial_search draws them, each list in Python.
+    rng = np.random.default_rng(4)
+    current, best_obj, expected = order, start.objective, []
+    for _ in range(60):
+        i = int(rng.integers(0, len(order) - 1))
+        j = min(len(order) - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
+        cand = current.copy()
+        cand[i], cand[j] = cand[j], cand[i]
+        sched = serial_schedule(snap, StateCache(), cand, source="s")
+        assert sched is not None
+        if sched.objective < best_obj:
+            current, best_obj = cand, sched.objective
+            expected.append((sched.objective, sched.assignments))
+    assert len(expected) >= 3  # swaps that pay, on this instance
+    reads = itertools.count()  # one read of the clock per swap (after the start list's)
+    got: list[MappedSchedule] = []
+    tries, wins = serial_search(snap, cache, order, start, got.append, deadline=60.5,
+                                timer=lambda: next(reads), seed=4, decoder=decoder,
+                                polish=True)  # fmt: skip
+    assert (tries, wins) == (61, len(expected))
+    assert [(m.objective, m.assignments) for m in got[1:]] == expected
