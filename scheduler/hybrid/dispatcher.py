@@ -86,7 +86,7 @@ class HybridDispatcher(StartChecks, PlanMemory, Dispatcher):
     the stats: ``fluid``, the default online, ``lp``, the default offline, or ``none``; see
     :mod:`.bound`); ``local_search`` (the budget's share for the local search before the CP,
     :mod:`.localsearch`, None: 0.15 offline, 0.5 online; ``own_list``, None: offline only;
-    ``serial``, the share after it for the serial decoder, :mod:`.serial`, None: 0.1 offline,
+    ``serial``, the share after it for the serial decoder, :mod:`.serial`, None: 0.05 offline,
     with the CP's solutions decoded serially, a polish after the LNS); ``runtime_ratios`` (offline:
     runtime/walltime ratios known before, e.g. of earlier jobs; with them and those of the jobs
     ended so far a search's plan must beat PRB in ``scenarios`` runtime scenarios of each of

@@ -45,7 +45,7 @@ class TimeoutPolicy:
             raise SearchParamError(f"TimeoutPolicy: max_s={self.max_s!r} must be >= initial_s")
 
 
-SERIAL = {"offline": 0.1}
+SERIAL = {"offline": 0.05}
 """The dispatcher's default ``SearchParams.serial`` per mode (online: 0, none: 0.2 lowered
 the real-runtime online rows, session 50). Offline: PRB's order, the orderings and the
 incumbent's list decoded serially and swaps (hundreds since the decoder is compiled); the
