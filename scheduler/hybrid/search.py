@@ -48,7 +48,8 @@ from wattsched.scheduler.hybrid.search_params import (
     SearchParams,
     TimeoutPolicy,
 )
-from wattsched.scheduler.hybrid.serial import SerialDecoder, serial_schedule, serial_search
+from wattsched.scheduler.hybrid.serial import SerialDecoder, serial_schedule
+from wattsched.scheduler.hybrid.serial_swaps import serial_search
 from wattsched.scheduler.hybrid.workclock import DECODE_STEP_S, WorkClock, cp_seconds_per_det
 from wattsched.scheduler.mapper import StateCache
 from wattsched.scheduler.model import Job, Snapshot, SolverStats

@@ -132,7 +132,7 @@ class SearchParams:
     :class:`.workclock.WorkClock`: offline only."""
     serial_polish: float = 0.0
     """With LNS and ``serial``: share of the time left when the LNS starts kept for serial
-    swaps in the final incumbent's list (:func:`.serial.serial_search`); 0: none."""
+    swaps in the final incumbent's list (:func:`.serial_swaps.serial_search`); 0: none."""
     cp: bool = True
     """Run the CP stage (whole-model solves and LNS) after the local search; False: the
     orderings and the local search only (the cheap re-search at early ends, :mod:`.research`)."""

@@ -8,7 +8,8 @@ earliest time it fits for its whole walltime beside every job placed before it: 
 backfilling in list order. For a regular objective such as the weighted queue time, the
 serial schedules of all lists contain an optimal one (on pooled resources); the parallel ones
 need not. Neither decoder dominates on the Eurora instances (``bench/results/hybrid_eurora.md``,
-"Session 47"), so the search may try both (``SearchParams.serial``, :func:`serial_search`).
+"Session 47"), so the search may try both (``SearchParams.serial``,
+:func:`.serial_swaps.serial_search`).
 
 The time from the snapshot on is cut into segments at every placed start and end, every
 running job's end and every cap change, each segment with its own
@@ -55,8 +56,6 @@ from wattsched.scheduler.prb import prb_node_order
 
 MAX_CAP_CHANGES = 1000
 """Cap changes cut into segments at most (a cap schedule is a few steps a day)."""
-SWAP_REACH = 20
-"""How far apart in the list two jobs a swap exchanges may be."""
 
 
 def _power_fits(
@@ -310,82 +309,6 @@ def serial_schedule(
     return MappedSchedule(
         assignments=tuple(out), objective=objective, conflicts=(), postponed=0, source=source
     )
-
-
-def serial_search(
-    snap: Snapshot,
-    cache: StateCache,
-    order: Sequence[Job],
-    best: MappedSchedule,
-    consider: Callable[[MappedSchedule], None],
-    *,
-    deadline: float,
-    timer: Callable[[], float],
-    seed: int = 0,
-    decoder: SerialDecoder | None = None,
-    polish: bool = False,
-    lists: Sequence[tuple[str, Sequence[Job]]] = (),
-) -> tuple[int, int]:
-    """The serial decoder's part of the search, until ``deadline``: PRB's ``order``, the
-    incumbent's list (its start order when it has none) and the named ``lists`` (sources
-    ``serial-NAME``) decoded serially, then swaps of two jobs at most ``SWAP_REACH`` apart in
-    the best of those lists, a swap kept when its serial schedule is better. Each schedule
-    goes to ``consider``; ``decoder``: the compiled decode of this snapshot. ``polish``: the
-    incumbent's list only, the sources named after the incumbent's
-    (``lnsc7-serial+serial-swap``: swaps that refined an LNS move's schedule). Returns
-    ``(decodes, swaps kept)``."""
-    by_id = {j.id: j for j in order}
-    ids = best.order or [a.job_id for a in sorted(best.assignments, key=lambda a: a.start)]
-    own = [by_id[i] for i in ids if i in by_id]
-    listed = {j.id for j in own}
-    own += [j for j in order if j.id not in listed]  # every queued job, once
-    current: list[Job] = []
-    current_obj = math.inf
-    tries = wins = 0
-    prefix = f"{best.source}+serial" if polish else "serial"
-    starts = [(f"{prefix}-best", own)] if polish else [("serial-prb", list(order)),
-                                                       ("serial-best", own)]  # fmt: skip
-    starts += [(f"serial-{name}", list(jobs)) for name, jobs in lists]
-    for name, jobs in starts:
-        cand = serial_schedule(snap, cache, jobs, source=name, deadline=deadline, timer=timer,
-                               decoder=decoder)  # fmt: skip
-        if cand is None:
-            return tries, wins
-        tries += 1
-        consider(cand)
-        if cand.objective < current_obj:
-            current, current_obj = jobs, cand.objective
-    rng = np.random.default_rng(seed)
-    n = len(current)
-    if decoder is not None and decoder.compiled:  # on the entity rows: a schedule if it wins
-        perm = decoder.decoder.perm(current)
-        while n > 1 and timer() < deadline:
-            i = int(rng.integers(0, n - 1))
-            j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
-            cand_perm = perm.copy()
-            cand_perm[i], cand_perm[j] = cand_perm[j], cand_perm[i]
-            objective, out = decoder.run(cand_perm)
-            tries += 1
-            if objective < current_obj:
-                perm, current_obj = cand_perm, objective
-                wins += 1
-                consider(decoder.decoder.mapped(cand_perm, out, f"{prefix}-swap"))
-        return tries, wins
-    while n > 1 and timer() < deadline:
-        i = int(rng.integers(0, n - 1))
-        j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
-        cand_list = current.copy()
-        cand_list[i], cand_list[j] = cand_list[j], cand_list[i]
-        cand = serial_schedule(snap, cache, cand_list, source=f"{prefix}-swap",
-                               deadline=deadline, timer=timer, decoder=decoder)  # fmt: skip
-        if cand is None:
-            break
-        tries += 1
-        if cand.objective < current_obj:
-            current, current_obj = cand_list, cand.objective
-            wins += 1
-            consider(cand)
-    return tries, wins
 
 
 _warm = False

@@ -17,12 +17,8 @@ from tests.hybrid.test_decode import instances
 from wattsched.scheduler.hybrid.decode import ListDecoder
 from wattsched.scheduler.hybrid.mapping import MappedSchedule, map_schedule
 from wattsched.scheduler.hybrid.search import SearchParams, hybrid_search
-from wattsched.scheduler.hybrid.serial import (
-    SWAP_REACH,
-    SerialDecoder,
-    serial_schedule,
-    serial_search,
-)
+from wattsched.scheduler.hybrid.serial import SerialDecoder, serial_schedule
+from wattsched.scheduler.hybrid.serial_swaps import SWAP_REACH, serial_search
 from wattsched.scheduler.hybrid.synthetic import eurora_like_jobs, eurora_like_nodes
 from wattsched.scheduler.listsched import live_end
 from wattsched.scheduler.mapper import StateCache
