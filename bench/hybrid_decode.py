@@ -8,8 +8,9 @@ Per instance and cap (Eurora 200-job instances, 32 nodes, runtime = walltime, al
   compiled :class:`~wattsched.scheduler.hybrid.decode.ListDecoder` (``compiled``: the same
   schedule; ``compiled_objective``: its objective only, as the local search decodes);
 - one :func:`~wattsched.scheduler.hybrid.search.hybrid_search` at the first search's budget
-  (offline: 60 % of the replay's), its counts: restarts and swaps tried, LNS moves, CP solves,
-  mapped schedules, the winning source, the ratio PRB / best;
+  (offline: 60 % of the replay's), its counts: restarts and swaps tried, serial decodes and
+  polish swaps, LNS moves, CP solves, mapped schedules, the winning source, the ratio PRB /
+  best;
 - ``--profile``: a pyinstrument profile of the decodes.
 
 Usage: ``.venv/bin/python bench/hybrid_decode.py [--instances A,B] [--caps 0,1]
@@ -90,7 +91,8 @@ def one_search(snap: Snapshot, params: SearchParams) -> dict[str, Any]:
     c0 = time.process_time()
     out = hybrid_search(snap, StateCache(), params)
     sources = Counter(src.rstrip("0123456789-list").rstrip("0123456789") for src, _ in out.history)
-    keep = ("ls_", "lns_moves", "lns_improvements", "solves", "mapped_schedules")
+    keep = ("ls_", "lns_moves", "lns_improvements", "solves", "mapped_schedules", "serial_",
+            "polish_")  # fmt: skip
     return {
         "ratio": round(out.prb.objective / out.best.objective, 4) if out.best.objective else 1.0,
         "best_source": out.best.source,
