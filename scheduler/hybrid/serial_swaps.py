@@ -36,9 +36,10 @@ def serial_search(
     """The serial decoder's part of the search, until ``deadline``: PRB's ``order``, the
     incumbent's list (its start order when it has none) and the named ``lists`` (sources
     ``serial-NAME``) decoded serially, then swaps of two jobs at most ``SWAP_REACH`` apart in
-    the best of those lists, a swap kept when its serial schedule is better. Each schedule
-    goes to ``consider``; ``decoder``: the compiled decode of this snapshot. ``polish``: the
-    incumbent's list only, the sources named after the incumbent's
+    the best of those lists, a swap kept when its serial schedule is better. The starting
+    lists' schedules and each kept swap's go to ``consider``; ``decoder``: the compiled
+    decode of this snapshot (its swaps then on entity rows, a schedule made only when kept).
+    ``polish``: the incumbent's list only, the sources named after the incumbent's
     (``lnsc7-serial+serial-swap``: swaps that refined an LNS move's schedule). Returns
     ``(decodes, swaps kept)``."""
     by_id = {j.id: j for j in order}
