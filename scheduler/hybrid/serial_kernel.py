@@ -94,6 +94,50 @@ def _pack(
 
 
 @njit(cache=True, nogil=True)
+def _commit(
+    e: int,
+    i: int,
+    j: int,
+    seg_slot: IntArray,
+    sfree: IntArray,
+    sbusy: IntArray,
+    sheld: IntArray,
+    sexcl: IntArray,
+    spow: FloatArray,
+    sftot: IntArray,
+    req: IntArray,
+    exclusive: BoolArray,
+    flat_w: FloatArray,
+    node_w: FloatArray,
+    units: IntArray,
+    pool_i: IntArray,
+    pool_c: IntArray,
+    lo: int,
+    m: int,
+    first_core_w: FloatArray,
+    has_first_core: bool,
+) -> None:
+    """``_Timeline.commit``: entity ``e`` on its ``m`` pool entries from ``lo``, in the
+    segments at positions ``i..j-1``."""
+    for q in range(i, j):
+        s = seg_slot[q]
+        delta = _watts(e, flat_w, node_w, units, pool_i, pool_c, lo, m, sbusy[s],
+                       first_core_w, has_first_core)  # fmt: skip
+        for p in range(lo, lo + m):
+            nd = pool_i[p]
+            c = pool_c[p]
+            for r in range(4):
+                sfree[s, nd, r] -= c * req[e, r]
+                sftot[s, r] -= c * req[e, r]
+            sbusy[s, nd] += c
+            if exclusive[e]:
+                sheld[s, nd] += 1
+        if exclusive[e]:
+            sexcl[s] += 1
+        spow[s] += delta
+
+
+@njit(cache=True, nogil=True)
 def serial_decode(
     perm: IntArray,
     free0: IntArray,
@@ -126,11 +170,19 @@ def serial_decode(
     pool0_c: IntArray,
     plen0: IntArray,
     n_running: int,
+    n_fixed: int,
+    kstart: IntArray,
+    kpool_i: IntArray,
+    kpool_c: IntArray,
+    kplen: IntArray,
 ) -> tuple[IntArray, IntArray, int, IntArray, IntArray, IntArray, int]:
     """The serial schedule of the waiting entities ``perm`` (in list order) from ``t0``.
 
     The running entities (rows ``0..n_running-1``) give their room back at ``ends0``; then
-    the timeline is cut at each of ``cuts`` (the cap's changes). Returns ``(start, seq,
+    the timeline is cut at each of ``cuts`` (the cap's changes). The first ``n_fixed``
+    entities of ``perm`` take their known places (``kstart``, ``kpool_*``, ``kplen``: the
+    output of a decode of a list with the same first ``n_fixed`` entries) without a search:
+    the same timeline, at the cost of the commits only. Returns ``(start, seq,
     placed, pool_i, pool_c, plen, ops)`` as :func:`.decode_kernel.list_decode`: ``ops``
     counts the steps (a segment checked, a node's entry of a merge, a fit or a commit), the
     work clock's measure of a decode (:data:`.workclock.SERIAL_STEP_S`).
@@ -203,6 +255,28 @@ def serial_decode(
     for a in range(perm.shape[0]):
         e = perm[a]
         wall = walltime[e]
+        if a < n_fixed:  # an unchanged prefix: the known placement, no search
+            if kstart[e] < 0:
+                continue
+            lo = ptr[e]
+            m = kplen[e]
+            plen[e] = m
+            for p in range(lo, lo + m):
+                pool_i[p] = kpool_i[p]
+                pool_c[p] = kpool_c[p]
+            i, n_seg, n_slots = _cut(kstart[e], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
+                                     sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
+            j, n_seg, n_slots = _cut(kstart[e] + wall, n_seg, seg_t, seg_slot, n_slots, sfree,
+                                     sbusy, sheld, sexcl, spow, sftot, scap, cap_t,
+                                     cap_w)  # fmt: skip
+            ops += (j - i) * m + n_seg - j
+            _commit(e, i, j, seg_slot, sfree, sbusy, sheld, sexcl, spow, sftot, req, exclusive,
+                    flat_w, node_w, units, pool_i, pool_c, lo, m, first_core_w,
+                    has_first_core)  # fmt: skip
+            start[e] = kstart[e]
+            seq[placed] = e
+            placed += 1
+            continue
         lo_w = mid = hi = 0  # the window: front [lo_w, mid), back [mid, hi)
         ok = False
         take = _NO_LIMIT
@@ -340,29 +414,15 @@ def serial_decode(
             i += 1
         if not ok:
             continue
-        lo = ptr[e]
         m = take.shape[0]
         plen[e] = m
         t = seg_t[i]
         j, n_seg, n_slots = _cut(t + wall, n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
                                  sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
         ops += (j - i) * m + n_seg - j
-        for q in range(i, j):
-            s = seg_slot[q]
-            delta = _watts(e, flat_w, node_w, units, pool_i, pool_c, lo, m, sbusy[s],
-                           first_core_w, has_first_core)  # fmt: skip
-            for p in range(lo, lo + m):
-                nd = pool_i[p]
-                c = pool_c[p]
-                for r in range(4):
-                    sfree[s, nd, r] -= c * req[e, r]
-                    sftot[s, r] -= c * req[e, r]
-                sbusy[s, nd] += c
-                if exclusive[e]:
-                    sheld[s, nd] += 1
-            if exclusive[e]:
-                sexcl[s] += 1
-            spow[s] += delta
+        _commit(e, i, j, seg_slot, sfree, sbusy, sheld, sexcl, spow, sftot, req, exclusive,
+                flat_w, node_w, units, pool_i, pool_c, ptr[e], m, first_core_w,
+                has_first_core)  # fmt: skip
         start[e] = t
         seq[placed] = e
         placed += 1

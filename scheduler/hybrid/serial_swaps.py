@@ -67,15 +67,16 @@ def serial_search(
     n = len(current)
     if decoder is not None and decoder.compiled:  # on the entity rows: a schedule if it wins
         perm = decoder.decoder.perm(current)
+        known = decoder.run(perm)[1]  # the current list's places: a swap at i keeps i's prefix
         while n > 1 and timer() < deadline:
             i = int(rng.integers(0, n - 1))
             j = min(n - 1, i + int(rng.integers(1, SWAP_REACH + 1)))
             cand_perm = perm.copy()
             cand_perm[i], cand_perm[j] = cand_perm[j], cand_perm[i]
-            objective, out = decoder.run(cand_perm)
+            objective, out = decoder.run(cand_perm, i, known)
             tries += 1
             if objective < current_obj:
-                perm, current_obj = cand_perm, objective
+                perm, current_obj, known = cand_perm, objective, out
                 wins += 1
                 consider(decoder.decoder.mapped(cand_perm, out, f"{prefix}-swap"))
         return tries, wins
