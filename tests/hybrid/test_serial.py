@@ -248,3 +248,34 @@ def test_the_compiled_swaps_are_the_python_decoders_swaps() -> None:
                                 polish=True)  # fmt: skip
     assert (tries, wins) == (61, len(expected))
     assert [(m.objective, m.assignments) for m in got[1:]] == expected
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_a_decode_from_a_known_prefix_is_the_whole_decode(
+    case: tuple[Snapshot, list[list[Job]]],
+) -> None:
+    """``SerialDecoder.run`` with the first ``fixed`` rows placed from another list's decode
+    gives that list's whole decode, to the node, whatever the cut (cap steps, exclusive and
+    overrunning jobs, unplaceable jobs)."""
+    snap, lists = case
+    decoder = SerialDecoder(ListDecoder(snap, StateCache()))
+    assert decoder.compiled
+    for jobs in lists:
+        perm = decoder.decoder.perm(jobs)
+        objective, known = decoder.run(perm)
+        for fixed in range(len(perm) + 1):
+            other = perm.copy()
+            if fixed + 1 < len(perm):  # the rest of the list changes
+                other[fixed], other[-1] = other[-1], other[fixed]
+            expected_obj, expected = decoder.run(other)
+            got_obj, got = decoder.run(other, fixed, known)
+            assert got_obj == expected_obj
+            assert np.array_equal(got[0], expected[0]) and got[2] == expected[2]
+            assert np.array_equal(got[1][: got[2]], expected[1][: expected[2]])
+            for e in range(len(got[0])):
+                lo, m = decoder.decoder.ptr[e], got[5][e]
+                assert m == expected[5][e]
+                assert np.array_equal(got[3][lo : lo + m], expected[3][lo : lo + m])
+                assert np.array_equal(got[4][lo : lo + m], expected[4][lo : lo + m])
+        assert decoder.run(perm, len(perm), known)[0] == objective
