@@ -19,6 +19,7 @@ from numba import njit
 
 from wattsched.scheduler.fit_kernels import first_fit
 from wattsched.scheduler.hybrid.decode_kernel import _min_over, _watts
+from wattsched.scheduler.hybrid.serial_segments import commit, cut, pack
 from wattsched.scheduler.node_arrays import EPS_W, BoolArray, FloatArray, IntArray
 from wattsched.scheduler.pass_kernels import efficiency_load_order
 
@@ -26,115 +27,6 @@ _NO_LIMIT = np.zeros(0, dtype=np.int64)
 BOUND_SLACK_W = 1e-6
 """Kept below the cap by the power bound of :func:`.serial._power_fits` and of the kernel (sums
 in another order)."""
-
-
-@njit(cache=True, nogil=True)
-def _cut(
-    t: int,
-    n_seg: int,
-    seg_t: IntArray,
-    seg_slot: IntArray,
-    n_slots: int,
-    sfree: IntArray,
-    sbusy: IntArray,
-    sheld: IntArray,
-    sexcl: IntArray,
-    spow: FloatArray,
-    sftot: IntArray,
-    scap: FloatArray,
-    cap_t: IntArray,
-    cap_w: FloatArray,
-) -> tuple[int, int, int]:
-    """``_Timeline.cut``: ``(position of the segment starting at t, n_seg, n_slots)``."""
-    pos = int(np.searchsorted(seg_t[:n_seg], t))
-    if pos < n_seg and seg_t[pos] == t:
-        return pos, n_seg, n_slots
-    for q in range(n_seg, pos, -1):
-        seg_t[q] = seg_t[q - 1]
-        seg_slot[q] = seg_slot[q - 1]
-    src = seg_slot[pos - 1]
-    new = n_slots
-    sfree[new] = sfree[src]
-    sbusy[new] = sbusy[src]
-    sheld[new] = sheld[src]
-    sexcl[new] = sexcl[src]
-    spow[new] = spow[src]
-    sftot[new] = sftot[src]
-    scap[new] = _min_over(cap_t, cap_w, t, t + 1)
-    seg_t[pos] = t
-    seg_slot[pos] = new
-    return pos, n_seg + 1, n_slots + 1
-
-
-@njit(cache=True, nogil=True)
-def _pack(
-    s: int,
-    out: FloatArray,
-    sfree: IntArray,
-    sbusy: IntArray,
-    sheld: IntArray,
-    sexcl: IntArray,
-    spow: FloatArray,
-) -> None:
-    """``_Timeline.pack`` of slot ``s`` into ``out``."""
-    n = sbusy.shape[1]
-    k = 0
-    for i in range(n):
-        for r in range(4):
-            out[k] = sfree[s, i, r]
-            k += 1
-    for i in range(n):
-        out[k] = -sbusy[s, i]
-        k += 1
-    for i in range(n):
-        out[k] = -sheld[s, i]
-        k += 1
-    out[k] = -sexcl[s]
-    out[k + 1] = -spow[s]
-
-
-@njit(cache=True, nogil=True)
-def _commit(
-    e: int,
-    i: int,
-    j: int,
-    seg_slot: IntArray,
-    sfree: IntArray,
-    sbusy: IntArray,
-    sheld: IntArray,
-    sexcl: IntArray,
-    spow: FloatArray,
-    sftot: IntArray,
-    req: IntArray,
-    exclusive: BoolArray,
-    flat_w: FloatArray,
-    node_w: FloatArray,
-    units: IntArray,
-    pool_i: IntArray,
-    pool_c: IntArray,
-    lo: int,
-    m: int,
-    first_core_w: FloatArray,
-    has_first_core: bool,
-) -> None:
-    """``_Timeline.commit``: entity ``e`` on its ``m`` pool entries from ``lo``, in the
-    segments at positions ``i..j-1``."""
-    for q in range(i, j):
-        s = seg_slot[q]
-        delta = _watts(e, flat_w, node_w, units, pool_i, pool_c, lo, m, sbusy[s],
-                       first_core_w, has_first_core)  # fmt: skip
-        for p in range(lo, lo + m):
-            nd = pool_i[p]
-            c = pool_c[p]
-            for r in range(4):
-                sfree[s, nd, r] -= c * req[e, r]
-                sftot[s, r] -= c * req[e, r]
-            sbusy[s, nd] += c
-            if exclusive[e]:
-                sheld[s, nd] += 1
-        if exclusive[e]:
-            sexcl[s] += 1
-        spow[s] += delta
 
 
 @njit(cache=True, nogil=True)
@@ -216,7 +108,7 @@ def serial_decode(
     pool_c = pool0_c.copy()
     plen = plen0.copy()
     for e in range(n_running):  # each running job's room comes back at its end estimate
-        pos, n_seg, n_slots = _cut(ends0[e], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
+        pos, n_seg, n_slots = cut(ends0[e], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
                                    sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
         lo = ptr[e]
         m = plen[e]
@@ -236,7 +128,7 @@ def serial_decode(
             spow[s] -= _watts(e, flat_w, node_w, units, pool_i, pool_c, lo, m, sbusy[s],
                               first_core_w, has_first_core)  # fmt: skip
     for c in range(cuts.shape[0]):
-        pos, n_seg, n_slots = _cut(cuts[c], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
+        pos, n_seg, n_slots = cut(cuts[c], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
                                    sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
     width = 6 * n_nodes + 2
     fsuf = np.empty((s_max, width), np.float64)  # the window's front: suffix minima
@@ -264,13 +156,13 @@ def serial_decode(
             for p in range(lo, lo + m):
                 pool_i[p] = kpool_i[p]
                 pool_c[p] = kpool_c[p]
-            i, n_seg, n_slots = _cut(kstart[e], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
+            i, n_seg, n_slots = cut(kstart[e], n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
                                      sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
-            j, n_seg, n_slots = _cut(kstart[e] + wall, n_seg, seg_t, seg_slot, n_slots, sfree,
+            j, n_seg, n_slots = cut(kstart[e] + wall, n_seg, seg_t, seg_slot, n_slots, sfree,
                                      sbusy, sheld, sexcl, spow, sftot, scap, cap_t,
                                      cap_w)  # fmt: skip
             ops += (j - i) * m + n_seg - j
-            _commit(e, i, j, seg_slot, sfree, sbusy, sheld, sexcl, spow, sftot, req, exclusive,
+            commit(e, i, j, seg_slot, sfree, sbusy, sheld, sexcl, spow, sftot, req, exclusive,
                     flat_w, node_w, units, pool_i, pool_c, lo, m, first_core_w,
                     has_first_core)  # fmt: skip
             start[e] = kstart[e]
@@ -320,7 +212,7 @@ def serial_decode(
                     if lo_w == mid:  # the front is empty: the back becomes it
                         ops += (hi - mid) * width
                         for q in range(hi - 1, mid - 1, -1):
-                            _pack(seg_slot[q], vec, sfree, sbusy, sheld, sexcl, spow)
+                            pack(seg_slot[q], vec, sfree, sbusy, sheld, sexcl, spow)
                             if q == hi - 1:
                                 fsuf[q] = vec
                             else:
@@ -330,7 +222,7 @@ def serial_decode(
                     lo_w += 1
                 ops += (k - hi) * width if hi < k else 0
                 while hi < k:
-                    _pack(seg_slot[hi], vec, sfree, sbusy, sheld, sexcl, spow)
+                    pack(seg_slot[hi], vec, sfree, sbusy, sheld, sexcl, spow)
                     if hi == mid:
                         bmin[:] = vec
                     else:
@@ -417,10 +309,10 @@ def serial_decode(
         m = take.shape[0]
         plen[e] = m
         t = seg_t[i]
-        j, n_seg, n_slots = _cut(t + wall, n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
+        j, n_seg, n_slots = cut(t + wall, n_seg, seg_t, seg_slot, n_slots, sfree, sbusy,
                                  sheld, sexcl, spow, sftot, scap, cap_t, cap_w)  # fmt: skip
         ops += (j - i) * m + n_seg - j
-        _commit(e, i, j, seg_slot, sfree, sbusy, sheld, sexcl, spow, sftot, req, exclusive,
+        commit(e, i, j, seg_slot, sfree, sbusy, sheld, sexcl, spow, sftot, req, exclusive,
                 flat_w, node_w, units, pool_i, pool_c, ptr[e], m, first_core_w,
                 has_first_core)  # fmt: skip
         start[e] = t
